@@ -1,0 +1,124 @@
+/** Benchmark harness: run a subject command against a baseline command, interleaved, and report wall time and peak RSS. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const probe = new URL('./rss-probe.cjs', import.meta.url).pathname;
+
+/** Runs from env BENCH_RUNS when set, else the script's default. */
+export function runCount(fallback) {
+  const n = Number(process.env.BENCH_RUNS);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+/**
+ * Runs `cmd` once: `{ argv, env?, input?, check? }`. Resolves `{ ms, rssKiB, stdout, stderr }`.
+ * Rejects when the command exits non-zero or `check(stdout, stderr)` throws.
+ */
+export function runOnce(cmd, rssFile) {
+  const nodeOptions = [process.env.NODE_OPTIONS, `--require "${probe}"`].filter(Boolean).join(' ');
+  const env = { ...process.env, ...cmd.env, NODE_OPTIONS: nodeOptions, BENCH_RSS_FILE: rssFile };
+  rmSync(rssFile, { force: true });
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
+      env,
+      stdio: [cmd.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    if (cmd.input !== undefined) child.stdin.end(cmd.input);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      if (code !== 0) return reject(new Error(`${cmd.argv.join(' ')} exited ${code ?? signal}\n${stderr}${stdout}`));
+      try {
+        cmd.check?.(stdout, stderr);
+        resolve({ ms, rssKiB: readRss(rssFile), stdout, stderr });
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+}
+
+function readRss(file) {
+  try {
+    return Number(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs baseline and subject `runs` times each (after `warmup` discarded pairs), sequentially and interleaved; the order
+ * within a pair flips every iteration so drift and noise fall on both sides equally.
+ */
+export async function compare({ subject, baseline, runs, warmup = 2 }) {
+  const dir = mkdtempSync(join(tmpdir(), 'crystal-bench-'));
+  const samples = { subject: [], baseline: [] };
+  try {
+    for (let i = 0; i < warmup + runs; i++) {
+      const order = i % 2 === 0 ? ['baseline', 'subject'] : ['subject', 'baseline'];
+      for (const side of order) {
+        const result = await runOnce(side === 'subject' ? subject : baseline, join(dir, `${side}.rss`));
+        if (i >= warmup) samples[side].push(result);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { runs, subject: summarize(samples.subject), baseline: summarize(samples.baseline) };
+}
+
+function summarize(samples) {
+  const ms = samples.map((s) => s.ms);
+  const rss = samples.map((s) => s.rssKiB).filter((k) => k !== undefined);
+  return {
+    median: median(ms),
+    min: Math.min(...ms),
+    max: Math.max(...ms),
+    peakRssKiB: rss.length ? Math.max(...rss) : undefined,
+  };
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+const round = (n, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Prints one JSON line. */
+export function printFigure(figure) {
+  process.stdout.write(`${JSON.stringify(figure)}\n`);
+}
+
+/** The timing figure of a `compare` result: subject/baseline median ratio against a goal ratio. */
+export function timeFigure(name, result, goal) {
+  const ratio = result.subject.median / result.baseline.median;
+  return {
+    figure: name,
+    subject_ms: round(result.subject.median),
+    baseline_ms: round(result.baseline.median),
+    ratio: round(ratio, 3),
+    goal,
+    met: ratio <= goal,
+    runs: result.runs,
+    subject_min_ms: round(result.subject.min),
+    subject_max_ms: round(result.subject.max),
+    baseline_min_ms: round(result.baseline.min),
+    baseline_max_ms: round(result.baseline.max),
+  };
+}
+
+/** The peak-RSS figure of one side of a `compare` result (the highest peak over its runs), against a goal in MB. */
+export function rssFigure(name, side, goalMb, runs) {
+  if (side.peakRssKiB === undefined) throw new Error(`${name}: the RSS probe wrote nothing`);
+  const mb = side.peakRssKiB / 1024;
+  return { figure: name, peak_rss_mb: round(mb), goal_mb: goalMb, met: mb < goalMb, runs };
+}

@@ -1,0 +1,78 @@
+/**
+ * Figures: `crystal run --format json hi` streaming a 2,000-token reply from the fake provider, against a plain-fetch
+ * floor making the same request (goal: ratio ≤ 1.2); and the crystal run's peak RSS (goal: under 110 MB).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compare, printFigure, rssFigure, runCount, timeFigure } from './lib/harness.mjs';
+
+const TOKENS = 2000;
+const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
+
+/** Starts the fake provider on a free port; resolves `{ child, baseUri }` once it prints its listening line. */
+function startFakeProvider(scriptFile) {
+  const args = [root('node_modules/.bin/crystal-fake-provider'), '--script', scriptFile, '--port', '0'];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => fail(new Error('fake provider did not start within 10 s')), 10_000);
+    const fail = (error) => {
+      clearTimeout(timer);
+      child.kill();
+      reject(error);
+    };
+    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d;
+      const match = /\(baseUri (\S+)\)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, baseUri: match[1] });
+      }
+    });
+    child.on('error', fail);
+    child.on('exit', (code) => fail(new Error(`fake provider exited ${code} before listening\n${err}${out}`)));
+  });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'crystal-bench-home-'));
+const scriptFile = join(dir, 'script.json');
+writeFileSync(scriptFile, JSON.stringify({ replies: [{ textTokens: TOKENS, usage: { input: 10, output: TOKENS } }] }));
+let fake;
+try {
+  fake = await startFakeProvider(scriptFile);
+  const models = { 'fake-model': { contextWindow: 128000 } };
+  const providers = { fake: { protocol: 'openai', baseUri: fake.baseUri, apiKey: 'bench-key', models } };
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ provider: 'fake', model: 'fake-model', providers }));
+
+  const result = await compare({
+    subject: {
+      argv: [process.execPath, root('packages/cli/bin/crystal.js'), 'run', '--format', 'json', 'hi'],
+      env: { CRYSTAL_HOME: dir },
+      check: (stdout) => {
+        const { stopReason, usage } = JSON.parse(stdout);
+        if (stopReason !== 'completed' || usage?.outputTokens !== TOKENS) {
+          throw new Error(`crystal run did not complete a ${TOKENS}-token reply: ${JSON.stringify({ stopReason, usage })}`);
+        }
+      },
+    },
+    baseline: {
+      argv: [process.execPath, root('bench/lib/fetch-floor.mjs'), fake.baseUri, 'fake-model', 'bench-key'],
+      check: (stdout) => {
+        const out = JSON.parse(stdout);
+        if (!out.done || out.dataLines < TOKENS) throw new Error(`fetch floor read an incomplete stream: ${stdout}`);
+      },
+    },
+    runs: runCount(8),
+  });
+  printFigure(timeFigure(`run-stream: crystal run --format json (${TOKENS} tokens) vs fetch floor`, result, 1.2));
+  printFigure(rssFigure('run-stream: crystal run peak RSS', result.subject, 110, result.runs));
+} finally {
+  fake?.child.removeAllListeners('exit');
+  fake?.child.kill();
+  rmSync(dir, { recursive: true, force: true });
+}

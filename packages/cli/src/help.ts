@@ -1,0 +1,52 @@
+declare const CRYSTAL_VERSION: string;
+declare const CRYSTAL_COMMIT: string;
+
+const version = typeof CRYSTAL_VERSION === 'string' ? CRYSTAL_VERSION : '0.0.0-dev';
+const commit = typeof CRYSTAL_COMMIT === 'string' ? CRYSTAL_COMMIT : '';
+
+export const VERSION_TEXT = `Crystal Code ${version}\n${commit ? `Commit ${commit}\n` : ''}\nRuntime Node.js ${process.version}\nOS ${process.platform} ${process.arch}\n`;
+
+const SESSION_FLAGS = `  -p, --provider NAME        provider from the catalog (this process only)
+  -m, --model ID             model of that provider (this process only)
+  -w, --workspace DIR        workspace folder (default: the current folder)
+      --home DIR             Home folder (default: $CRYSTAL_HOME, then ~/.crystal)
+      --approval MODE        default | edit | full
+      --plan | --work        start in Plan or Work mode
+      --thinking EFFORT      default | off | minimal | low | medium | high | maximum
+      --model-calls N        model-call budget of a turn, or "unlimited"
+      --tool-calls N         tool-call budget of a turn (0 allows none), or "unlimited"
+      --duration S           turn duration budget in seconds, or "unlimited"
+      --bash-timeout S       per-command bash timer in seconds, or "unlimited"`;
+
+export const HELP = {
+  main: `Crystal Code: an AI coding agent for the terminal.
+
+Usage:
+  crystal [options]              interactive session in the current folder (not built yet)
+  crystal run [options] [PROMPT] run one turn without a terminal UI
+  crystal --version              print the version
+  crystal --help                 print this help
+
+Options:
+${SESSION_FLAGS}
+
+Configuration lives in Home (~/.crystal/config.json). See 'crystal run --help'.
+`,
+  run: `Usage: crystal run [options] [PROMPT]
+
+Runs one turn without a terminal UI. The prompt is the argument, or standard input when
+the argument is absent. Slash commands are interactive only.
+
+Options:
+${SESSION_FLAGS}
+      --format FORMAT        text (default) | json | stream-json
+      --image PATH           attach an image (repeatable, in order)
+      --resume ID            continue a saved session
+      --continue             continue the newest session of this workspace
+      --show-thinking        print the model's reasoning too
+
+Exit codes: 0 completed; 1 invalid command, configuration or credentials; 2 model request
+failed or content filtered; 3 budget reached, context overflow or truncated output;
+4 completed after an operator prompt was denied; 5 interrupted.
+`,
+};

@@ -1,0 +1,1 @@
+export { exitCodeForStop, resultObject } from './run-output.js';

@@ -1,0 +1,43 @@
+/**
+ * The `crystal` entry. `--version` and `--help` answer from this small module alone, without
+ * touching the network or Home (CLI-7); every command loads its own code with `import()`.
+ */
+import { HELP, VERSION_TEXT } from './help.js';
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(VERSION_TEXT);
+    return 0;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(HELP.main);
+    return 0;
+  }
+  if (command === 'run') {
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(HELP.run);
+      return 0;
+    }
+    const { runCommand } = await import('./run-command.js');
+    return runCommand(rest);
+  }
+  if (command !== undefined && !command.startsWith('-')) {
+    process.stderr.write(`crystal: unknown command '${command}'. Run 'crystal --help' for the commands.\n`);
+    return 1;
+  }
+  process.stderr.write(
+    "crystal: the interactive terminal is not built yet in this version. Use 'crystal run PROMPT' (see 'crystal run --help').\n",
+  );
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`crystal: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,79 @@
+/** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
+import { resolve } from 'node:path';
+import { loadConfig, resolveHome, Session, UsageError } from '@crystal/engine';
+import { createPrinter, exitCodeFor } from './run-output.js';
+import { parseRunOptions } from './run-options.js';
+
+export async function runCommand(argv: readonly string[]): Promise<number> {
+  try {
+    return await run(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`crystal: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+async function run(argv: readonly string[]): Promise<number> {
+  const options = parseRunOptions(argv);
+  const prompt = options.prompt ?? (await readStdin());
+  if (prompt.trim() === '') throw new UsageError('No prompt: pass it as an argument or on standard input.');
+  if (prompt.trimStart().startsWith('/')) {
+    throw new UsageError('Slash commands are interactive only; crystal run takes a plain prompt.');
+  }
+  if (options.images.length > 0) throw new UsageError('--image is not supported by this build yet.');
+  if (options.continue) throw new UsageError('--continue is not supported by this build yet; pass --resume ID.');
+  const home = resolveHome(options.home);
+  const workspace = resolve(options.workspace ?? process.cwd());
+  const config = loadConfig(home);
+  const session = await Session.open({
+    home,
+    workspace,
+    config,
+    provider: options.provider,
+    model: options.model,
+    thinking: options.thinking,
+    limits: options.limits,
+    resume: options.resume,
+  });
+  const printer = createPrinter(
+    options.format,
+    { stdout: guardedStdout(), stderr: process.stderr },
+    options.showThinking,
+    session.id,
+  );
+  session.on((event) => printer.onEvent(event));
+  const onSignal = (): void => session.cancel();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const result = await session.send(prompt);
+    printer.finish(result);
+    return exitCodeFor(result);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** stdout that stops writing quietly when the reader went away (`crystal run … | head`). */
+function guardedStdout(): NodeJS.WritableStream & { isTTY?: boolean } {
+  let closed = false;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') closed = true;
+    else throw error;
+  });
+  return {
+    isTTY: process.stdout.isTTY,
+    write: (chunk: string) => (closed ? true : process.stdout.write(chunk)),
+  } as unknown as NodeJS.WritableStream & { isTTY?: boolean };
+}

@@ -1,0 +1,233 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FakeProvider, type FakeReply, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+
+let fake: FakeProvider | undefined;
+let home: TempHome | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+  home?.dispose();
+  home = undefined;
+});
+
+async function setup(replies: FakeReply[], extra: Record<string, unknown> = {}) {
+  fake = await FakeProvider.start({ replies, whenExhausted: 'error' });
+  home = tempHome(fakeConfig(fake.baseUri, extra));
+  return { fake, home };
+}
+
+describe('crystal run against the fake provider', () => {
+  it('CLI-2 prints the streamed text and the resume hint in text format', async () => {
+    const { home } = await setup([{ text: 'Hello from the fake model.', usage: { input: 5, output: 6 } }]);
+    const result = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^Hello from the fake model\.\nSession (\S+) saved\. Continue it with: crystal run --resume \1\n$/,
+    );
+  });
+
+  it('CLI-2 --format json prints the final object with stopReason completed and usage', async () => {
+    const { home, fake } = await setup([{ text: 'four', usage: { input: 30, output: 1 } }]);
+    const result = await runCrystal(['run', '--format', 'json', 'what is 2+2?'], { home: home.path });
+    expect(result.code).toBe(0);
+    const out = JSON.parse(result.stdout);
+    expect(out).toMatchObject({
+      stopReason: 'completed',
+      text: 'four',
+      usage: { inputTokens: 30, outputTokens: 1 },
+      modelCalls: 1,
+      toolCalls: [],
+      retries: 0,
+    });
+    expect(existsSync(join(home.path, 'sessions', `${out.sessionId}.json`))).toBe(true);
+    const request = fake.requests[0];
+    expect(request?.headers.authorization).toBe('Bearer test-key');
+    expect((request?.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1)).toEqual({
+      role: 'user',
+      content: 'what is 2+2?',
+    });
+  });
+
+  it('CLI-2 reads the prompt from standard input when the argument is absent', async () => {
+    const { home, fake } = await setup([{ text: 'ok' }]);
+    const result = await runCrystal(['run', '--format', 'json'], { home: home.path, input: 'from stdin\n' });
+    expect(result.code).toBe(0);
+    const messages = (fake.requests[0]?.body as { messages: Array<{ content: string }> }).messages;
+    expect(messages.at(-1)?.content).toBe('from stdin\n');
+  });
+
+  it('CLI-2 stream-json prints one event per line and ends with the result object', async () => {
+    const { home } = await setup([{ reasoning: 'thinking', text: 'a b c', usage: { input: 1, output: 3 } }]);
+    const result = await runCrystal(['run', '--format', 'stream-json', '--show-thinking', 'go'], { home: home.path });
+    expect(result.code).toBe(0);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    for (const line of lines)
+      expect(line).toMatchObject({ type: expect.any(String), timestamp: expect.any(String), sessionId: expect.any(String) });
+    expect(
+      lines
+        .filter((l) => l.type === 'text')
+        .map((l) => l.text)
+        .join(''),
+    ).toBe('a b c');
+    expect(lines.some((l) => l.type === 'reasoning')).toBe(true);
+    expect(lines.some((l) => l.type === 'step_finish')).toBe(true);
+    expect(lines.at(-1)).toMatchObject({ type: 'result', stopReason: 'completed', text: 'a b c' });
+  });
+
+  it('CLI-2 a 401 exits 2 with a clear message naming the provider', async () => {
+    const { home } = await setup([{ error: { status: 401, message: 'Incorrect API key provided' } }]);
+    const result = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('fake returned HTTP 401: Incorrect API key provided');
+    expect(result.stdout).toContain('[Stopped] failed');
+  });
+
+  it('CLI-2 a 429 with retry-after-ms 300 then success completes with one retry in --format json', async () => {
+    const { home, fake } = await setup([{ error: { status: 429, headers: { 'retry-after-ms': '300' } } }, { text: 'made it' }]);
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'made it', retries: 1 });
+    expect(result.stderr).toContain('retrying model request');
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('CLI-2 a stream cut mid-way is retried and the partial text never reaches stdout', async () => {
+    const { home } = await setup([{ text: 'lost words that never finish', dropAfter: 3 }, { text: 'whole answer' }], {
+      retry: { baseDelaySeconds: 0.01 },
+    });
+    const result = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect(result.stdout.startsWith('whole answer\n')).toBe(true);
+    expect(result.stdout).not.toContain('lost');
+  });
+
+  it('CLI-2 a length finish exits 3 with output_truncated', async () => {
+    const { home } = await setup([{ text: 'cut', finish: 'length' }]);
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path });
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout).stopReason).toBe('output_truncated');
+  });
+
+  it('CLI-2 a content filter exits 2', async () => {
+    const { home } = await setup([{ text: 'no', finish: 'content_filter' }]);
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout).stopReason).toBe('content_filtered');
+  });
+
+  it('CLI-2 SIGINT interrupts the turn and exits 5', async () => {
+    const { home } = await setup([{ textTokens: 2000, delayMs: 20 }]);
+    const { spawn } = await import('node:child_process');
+    const { crystalBin } = await import('@crystal/testkit');
+    const child = spawn(process.execPath, [crystalBin, 'run', '--format', 'json', 'hi'], {
+      env: { PATH: process.env.PATH, CRYSTAL_HOME: home.path, HOME: home.path },
+      cwd: tempDir(),
+    });
+    let stdout = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (fake && fake.requests.length > 0) {
+          clearInterval(poll);
+          setTimeout(() => {
+            child.kill('SIGINT');
+            resolve();
+          }, 100);
+        }
+      }, 20);
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(5);
+    expect(JSON.parse(stdout).stopReason).toBe('interrupted');
+  });
+
+  it('CLI-2 a prompt that starts with / is refused with exit 1', async () => {
+    const { home, fake } = await setup([{ text: 'never' }]);
+    const result = await runCrystal(['run', '/btw what?'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Slash commands are interactive only');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('CLI-2 an unknown option or a bad budget value exits 1 naming the option', async () => {
+    const { home } = await setup([{ text: 'never' }]);
+    const unknown = await runCrystal(['run', '--frobnicate', 'hi'], { home: home.path });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('--frobnicate');
+    const bad = await runCrystal(['run', '--model-calls', '0', 'hi'], { home: home.path });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--model-calls must be an integer from 1');
+  });
+
+  it('CLI-6 --provider and --model override the configuration for this process only', async () => {
+    fake = await FakeProvider.start({ replies: [{ text: 'ok' }] });
+    const config = fakeConfig(fake.baseUri);
+    (config.providers as Record<string, { models: Record<string, unknown> }>).fake.models['other-model'] = {
+      contextWindow: 1000,
+    };
+    config.provider = 'openai';
+    config.model = 'gpt-5.6-sol';
+    home = tempHome(config);
+    const before = readFileSync(join(home.path, 'config.json'), 'utf8');
+    const result = await runCrystal(['run', '-p', 'fake', '-m', 'other-model', '--format', 'json', 'hi'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect((fake.requests[0]?.body as { model: string }).model).toBe('other-model');
+    expect(readFileSync(join(home.path, 'config.json'), 'utf8')).toBe(before);
+  });
+
+  it('CONF-5 a malformed config.json exits 1 naming the file and the line', async () => {
+    home = tempHome('{\n  "provider": "fake",\n  "model": "m",,\n}\n');
+    const result = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${join(home.path, 'config.json')}:3:`);
+    expect(result.stderr).toContain('not valid JSON');
+    expect(readFileSync(join(home.path, 'config.json'), 'utf8')).toBe('{\n  "provider": "fake",\n  "model": "m",,\n}\n');
+  });
+
+  it('CONF-4 a missing API key exits 1 naming the variables to set, and never prints a secret', async () => {
+    home = tempHome({ provider: 'openai', model: 'gpt-5.6-sol' });
+    const result = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("No API key for provider 'openai'");
+    expect(result.stderr).toContain('OPENAI_API_KEY');
+  });
+
+  it('CLI-2 --resume continues a saved session with its transcript', async () => {
+    const { home, fake } = await setup([{ text: 'first answer' }, { text: 'second answer' }]);
+    const first = JSON.parse((await runCrystal(['run', '--format', 'json', 'first question'], { home: home.path })).stdout);
+    const second = await runCrystal(['run', '--format', 'json', '--resume', first.sessionId, 'second question'], {
+      home: home.path,
+    });
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout).sessionId).toBe(first.sessionId);
+    const messages = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages;
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(messages[2]?.content).toBe('first answer');
+    const missing = await runCrystal(['run', '--resume', 'nope', 'x'], { home: home.path });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("No saved session 'nope'");
+  });
+});
+
+describe('crystal --version and --help', () => {
+  it('CLI-7 answer without touching the network or Home', async () => {
+    const homeDir = join(tempDir(), 'never-created');
+    for (const args of [['--version'], ['--help'], ['run', '--help']]) {
+      const result = await runCrystal(args, { home: homeDir, env: { HOME: homeDir } });
+      expect(result.code).toBe(0);
+      expect(result.stdout.length).toBeGreaterThan(10);
+    }
+    expect(existsSync(homeDir)).toBe(false);
+    const version = await runCrystal(['--version'], { home: homeDir });
+    expect(version.stdout).toMatch(/^Crystal Code \d+\.\d+\.\d+/);
+    const help = await runCrystal(['run', '--help'], { home: homeDir });
+    expect(help.stdout).toContain('--format FORMAT');
+    expect(readdirSync(join(homeDir, '..'))).toEqual([]);
+  });
+});

@@ -1,0 +1,6 @@
+export * from './content.js';
+export * from './events.js';
+export * from './provider-error.js';
+export * from './client.js';
+export * from './tools.js';
+export * from './limits.js';

@@ -1,0 +1,91 @@
+/** The provider catalog: built-in starters (CONF-3) overlaid by `config.json` → `providers` (CONF-2). */
+import type { ModelSettings } from '@crystal/providers';
+import type { Config, ProviderConfig } from './config/schema.js';
+import { UsageError } from './errors.js';
+
+export const STARTER_PROVIDERS: Readonly<Record<string, ProviderConfig>> = {
+  openai: {
+    protocol: 'openai',
+    baseUri: 'https://api.openai.com/v1/',
+    models: {
+      'gpt-5.6-sol': { contextWindow: 400000, imageInput: true },
+      'gpt-5.6-terra': { contextWindow: 400000, imageInput: true },
+      'gpt-5.6-luna': { contextWindow: 400000, imageInput: true },
+    },
+  },
+  anthropic: {
+    protocol: 'anthropic',
+    baseUri: 'https://api.anthropic.com/',
+    models: { 'claude-sonnet-4-5': { contextWindow: 200000, maxTokens: 32000, thinking: true, imageInput: true } },
+  },
+  deepseek: {
+    protocol: 'deepseek',
+    baseUri: 'https://api.deepseek.com/',
+    models: {
+      'deepseek-flash': { contextWindow: 1000000, thinking: true, thinkingEfforts: ['low', 'high', 'maximum'] },
+      'deepseek-v4-pro': { contextWindow: 1000000, thinking: true, thinkingEfforts: ['low', 'high', 'maximum'] },
+    },
+  },
+  gemini: {
+    protocol: 'gemini',
+    baseUri: 'https://generativelanguage.googleapis.com/',
+    models: {
+      'gemini-3.8-flash': { contextWindow: 1000000, thinking: true, imageInput: true },
+      'gemini-3.1-pro-preview': { contextWindow: 1000000, thinking: true, imageInput: true },
+    },
+  },
+  ollama: {
+    protocol: 'ollama',
+    baseUri: 'http://127.0.0.1:11434/',
+    requiresApiKey: false,
+    models: { 'qwen3:8b': { contextWindow: 4096 } },
+  },
+};
+
+export const DEFAULT_PROVIDER = 'deepseek';
+export const DEFAULT_MODEL = 'deepseek-flash';
+
+export function catalogOf(config: Config): Record<string, ProviderConfig> {
+  return { ...STARTER_PROVIDERS, ...(config.providers ?? {}) };
+}
+
+export interface Selection {
+  readonly providerName: string;
+  readonly provider: ProviderConfig;
+  readonly model: ModelSettings;
+}
+
+/** Picks provider and model: flags (CLI-6) over config; a model outside the catalog is refused (CONF-6). */
+export function selectModel(
+  config: Config,
+  flags: { provider?: string | undefined; model?: string | undefined } = {},
+): Selection {
+  const catalog = catalogOf(config);
+  const providerName = flags.provider ?? config.provider ?? DEFAULT_PROVIDER;
+  const provider = catalog[providerName];
+  if (!provider) {
+    throw new UsageError(
+      `Unknown provider '${providerName}'. Known providers: ${Object.keys(catalog).join(', ')}. Add it under "providers" in config.json or pick another with --provider.`,
+    );
+  }
+  const ids = Object.keys(provider.models);
+  const sameProvider = flags.provider === undefined || flags.provider === config.provider;
+  let modelId = flags.model ?? (sameProvider ? config.model : undefined);
+  if (modelId === undefined && providerName === DEFAULT_PROVIDER && !config.providers?.[DEFAULT_PROVIDER])
+    modelId = DEFAULT_MODEL;
+  if (modelId === undefined) {
+    if (ids.length !== 1) {
+      throw new UsageError(
+        `Provider '${providerName}' has ${ids.length} models (${ids.join(', ')}); choose one with --model or "model" in config.json.`,
+      );
+    }
+    modelId = ids[0] as string;
+  }
+  const model = provider.models[modelId];
+  if (!model) {
+    throw new UsageError(
+      `Model '${modelId}' is not in the catalog of provider '${providerName}'. Its models: ${ids.join(', ') || 'none'}. Add it under providers.${providerName}.models in config.json.`,
+    );
+  }
+  return { providerName, provider, model: { id: modelId, ...model } as ModelSettings };
+}

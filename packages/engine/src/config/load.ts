@@ -1,0 +1,53 @@
+/** Reads `config.json` from Home; a malformed file stops start-up and is never rewritten (CONF-5). */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { keyLines, lineOfPath, parseJson } from './json-locate.js';
+import { type Config, configSchema } from './schema.js';
+
+export function configPath(home: string): string {
+  return join(home, 'config.json');
+}
+
+/** Loads and validates `config.json`; a missing file is an empty configuration. */
+export function loadConfig(home: string): Config {
+  const file = configPath(home);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError(file, undefined, undefined, `cannot be read (${(error as Error).message}); fix its permissions.`);
+  }
+  return parseConfigText(text, file);
+}
+
+export function parseConfigText(text: string, file: string): Config {
+  if (text.trim() === '') return {};
+  const parsed = parseJson(text.replace(/^\uFEFF/, ''));
+  if (!parsed.ok) {
+    throw new ConfigError(
+      file,
+      undefined,
+      parsed.position.line,
+      `is not valid JSON (${parsed.message}, line ${parsed.position.line} column ${parsed.position.column}); fix the file, it was left unchanged.`,
+    );
+  }
+  if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) {
+    throw new ConfigError(file, undefined, 1, 'expected a JSON object at the top level.');
+  }
+  const result = configSchema.safeParse(parsed.value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = (issue?.path ?? []).map((p) => (typeof p === 'symbol' ? String(p) : p));
+  const line = lineOfPath(keyLines(text), path);
+  throw new ConfigError(file, path.join('.') || undefined, line, `${describeIssue(issue)}; the file was left unchanged.`);
+}
+
+function describeIssue(issue: { message: string; code?: string; values?: unknown[] } | undefined): string {
+  if (!issue) return 'invalid configuration';
+  if (issue.code === 'invalid_value' && Array.isArray(issue.values)) {
+    return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  return issue.message.replace(/^Invalid input: /, '');
+}

@@ -1,0 +1,51 @@
+/** The retry policy of one model round (RETRY-1..3, RETRY-6, RETRY-7), from `config.json` → `retry`. */
+import type { ProviderError } from '@crystal/core';
+import type { Config } from './config/schema.js';
+
+export interface RetryPolicy {
+  readonly maxRetries: number;
+  readonly baseDelayMs: number;
+  readonly backoffFactor: number;
+  /** Fraction added at most on top of the computed delay (0.25 = up to 25 %). */
+  readonly jitter: number;
+  /** Cap on a computed delay when the server sent no Retry-After. */
+  readonly maxDelayMs: number;
+}
+
+/** RETRY-2 defaults: 5 retries, 2 s base, factor 2, 25 % jitter, 30 s cap. */
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxRetries: 5,
+  baseDelayMs: 2000,
+  backoffFactor: 2,
+  jitter: 0.25,
+  maxDelayMs: 30_000,
+};
+
+/** A header delay is capped only at the timer maximum (about 24.8 days). */
+const MAX_HEADER_DELAY_MS = 2_147_483_647;
+
+export function retryPolicyOf(config: Config): RetryPolicy {
+  const r = config.retry ?? {};
+  return {
+    maxRetries: r.maxRetries ?? DEFAULT_RETRY.maxRetries,
+    baseDelayMs: r.baseDelaySeconds !== undefined ? r.baseDelaySeconds * 1000 : DEFAULT_RETRY.baseDelayMs,
+    backoffFactor: r.backoffFactor ?? DEFAULT_RETRY.backoffFactor,
+    jitter: r.jitter ?? DEFAULT_RETRY.jitter,
+    maxDelayMs: r.maxDelaySeconds !== undefined ? r.maxDelaySeconds * 1000 : DEFAULT_RETRY.maxDelayMs,
+  };
+}
+
+/** Delay before retry `attempt` (1-based): the server's Retry-After when given, else exponential with jitter. */
+export function retryDelayMs(policy: RetryPolicy, attempt: number, error: ProviderError, random: () => number): number {
+  if (error.retryAfterMs !== undefined) return Math.min(error.retryAfterMs, MAX_HEADER_DELAY_MS);
+  const computed = Math.ceil(policy.baseDelayMs * policy.backoffFactor ** (attempt - 1) * (1 + policy.jitter * random()));
+  return Math.min(computed, policy.maxDelayMs);
+}
+
+/** The operator message shown with a retry (reference §4.2). */
+export function operatorMessage(error: ProviderError): string {
+  const text = error.message;
+  if (/too_many_requests/i.test(text)) return 'Too Many Requests';
+  if (/overloaded|resource[ _-]?exhausted|unavailable/i.test(text)) return 'Provider is overloaded';
+  return text;
+}

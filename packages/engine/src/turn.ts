@@ -1,0 +1,278 @@
+/**
+ * One turn: model rounds and tool batches until the candidate asks for no tools, a limit stops
+ * the turn, or the user cancels (TURN-1..4, RETRY, FIN, TOOL, FAIL, BUDGET).
+ */
+import {
+  addUsage,
+  type ChatEvent,
+  type ChatMessage,
+  type ContentPart,
+  emptyUsage,
+  isProviderError,
+  type ParsedToolCall,
+  ProviderError,
+  type RunBudget,
+  type StreamingChatClient,
+  type ThinkingEffort,
+  type ToolExecutor,
+  type ToolResultPart,
+  type Usage,
+} from '@crystal/core';
+import type { Clock } from './clock.js';
+import type { EngineEvent, StopReason, ToolCallRecord } from './events.js';
+import { operatorMessage, type RetryPolicy, retryDelayMs } from './retry-policy.js';
+
+export interface TurnInput {
+  readonly client: StreamingChatClient;
+  readonly executor: ToolExecutor | undefined;
+  /** The model context; the turn appends to it as rounds commit. */
+  readonly context: ChatMessage[];
+  /** Called for every message committed to the transcripts. */
+  readonly commit: (message: ChatMessage) => void;
+  readonly budget: RunBudget;
+  readonly retry: RetryPolicy;
+  readonly clock: Clock;
+  readonly thinking?: ThinkingEffort;
+  readonly signal: AbortSignal;
+  readonly publish: (event: EngineEvent) => void;
+  /** True when a tool call was denied by the operator policy during this turn. */
+  readonly wasDenied?: () => boolean;
+}
+
+export interface TurnOutcome {
+  readonly stopReason: StopReason;
+  readonly text: string;
+  readonly usage: Usage;
+  readonly modelCalls: number;
+  readonly toolCalls: ToolCallRecord[];
+  readonly retries: number;
+  readonly error?: { message: string; kind?: ProviderError['kind']; status?: number };
+}
+
+interface RoundResult {
+  readonly text: string;
+  readonly reasoning: string;
+  readonly reasoningState?: { format: string; data: string };
+  readonly calls: ParsedToolCall[];
+  readonly usage?: Usage;
+  readonly finish: { reason: string; raw: string };
+}
+
+class Interrupted extends Error {}
+
+export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
+  let text = '';
+  let usage: Usage = emptyUsage;
+  let retries = 0;
+  const toolCalls: ToolCallRecord[] = [];
+  const outcome = (stopReason: StopReason, error?: TurnOutcome['error']): TurnOutcome => ({
+    stopReason,
+    text,
+    usage,
+    modelCalls: input.budget.modelCalls,
+    toolCalls,
+    retries,
+    ...(error ? { error } : {}),
+  });
+
+  for (let round = 1; ; round++) {
+    if (input.signal.aborted) return outcome('interrupted');
+    const limit = input.budget.beforeModelCall();
+    if (limit) return outcome(limit);
+
+    // TURN-1: snapshot the context and tools for this round.
+    const request = {
+      messages: [...input.context],
+      ...(input.executor ? { tools: input.executor.specs } : {}),
+      ...(input.thinking ? { thinking: input.thinking } : {}),
+    };
+    let result: RoundResult;
+    try {
+      const streamed = await streamWithRetry(input, request, round, () => retries++);
+      result = streamed;
+    } catch (error) {
+      if (error instanceof Interrupted || input.signal.aborted) return outcome('interrupted');
+      if (error instanceof DurationExceeded) return outcome('duration_limit_reached');
+      const provider = isProviderError(error) ? error : undefined;
+      const message = provider ? provider.message : (error as Error).message;
+      input.publish({ type: 'error', message, ...(provider ? { kind: provider.kind } : {}) });
+      // FAIL-1: stop with `failed`; the caller saves the transcript with the user message.
+      return outcome('failed', {
+        message,
+        ...(provider ? { kind: provider.kind } : {}),
+        ...(provider?.status !== undefined ? { status: provider.status } : {}),
+      });
+    }
+    if (result.usage) {
+      usage = addUsage(usage, result.usage);
+    }
+    text += result.text;
+    input.publish({ type: 'round-closed', round, finish: result.finish.raw, ...(result.usage ? { usage: result.usage } : {}) });
+
+    // FIN-1..4: the finish-reason gate runs before any tool.
+    const reason = result.finish.reason;
+    if (reason === 'length') {
+      commitAssistant(input, result, []);
+      return outcome('output_truncated');
+    }
+    if (reason === 'content_filter') {
+      commitAssistant(input, result, []);
+      return outcome('content_filtered');
+    }
+    if (reason !== 'stop' && reason !== 'tool_calls') {
+      commitAssistant(input, result, []);
+      const message = `Model stopped with finish reason '${result.finish.raw}'.`;
+      input.publish({ type: 'error', message });
+      return outcome('failed', { message });
+    }
+
+    if (result.calls.length === 0 || !input.executor) {
+      commitAssistant(input, result, []);
+      return outcome('completed');
+    }
+    // TOOL-2: the whole batch must fit the remaining tool-call budget.
+    if (!input.budget.fitsToolBatch(result.calls.length)) {
+      commitAssistant(input, result, []);
+      return outcome('tool_call_limit_reached');
+    }
+    commitAssistant(input, result, result.calls);
+    input.budget.toolCalls += result.calls.length;
+    input.publish({ type: 'tool-calls', calls: result.calls });
+    const results = await input.executor.runBatch(result.calls, input.signal);
+    // TOOL-3: the exact results, in call order.
+    const toolMessage: ChatMessage = { role: 'tool', content: results };
+    input.context.push(toolMessage);
+    input.commit(toolMessage);
+    input.publish({ type: 'tool-results', results });
+    for (const [i, res] of results.entries()) toolCalls.push(recordOf(result.calls[i] as ParsedToolCall, res));
+    if (input.signal.aborted) return outcome('interrupted');
+  }
+}
+
+function recordOf(call: ParsedToolCall, result: ToolResultPart): ToolCallRecord {
+  return {
+    callId: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    status: result.isError ? 'failure' : 'success',
+    output: result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mime}]`)).join(''),
+  };
+}
+
+function commitAssistant(input: TurnInput, result: RoundResult, calls: readonly ParsedToolCall[]): void {
+  const content: ContentPart[] = [];
+  if (result.reasoning !== '' || result.reasoningState) {
+    content.push({
+      type: 'reasoning',
+      text: result.reasoning,
+      ...(result.reasoningState ? { state: result.reasoningState } : {}),
+    });
+  }
+  if (result.text !== '') content.push({ type: 'text', text: result.text });
+  for (const call of calls) content.push({ type: 'tool-call', id: call.id, name: call.name, arguments: call.arguments });
+  if (content.length === 0) return;
+  const message: ChatMessage = { role: 'assistant', content };
+  input.context.push(message);
+  input.commit(message);
+}
+
+class DurationExceeded extends Error {}
+
+async function streamWithRetry(
+  input: TurnInput,
+  request: { messages: ChatMessage[] },
+  round: number,
+  onRetry: () => void,
+): Promise<RoundResult> {
+  let attempt = 0;
+  let bodyWriteRetried = false;
+  for (;;) {
+    input.budget.modelCalls++;
+    input.publish({ type: 'round-started', round, attempt });
+    try {
+      return await streamOnce(input, request);
+    } catch (error) {
+      if (input.signal.aborted) throw new Interrupted();
+      if (!isProviderError(error) || !error.retryable) throw error;
+      input.publish({ type: 'attempt-discarded', round });
+      // RETRY-7: one immediate retry for a connection closed while the body was written.
+      if (error.kind === 'body_write_closed') {
+        if (bodyWriteRetried) throw error;
+        bodyWriteRetried = true;
+        onRetry();
+        continue;
+      }
+      attempt++;
+      if (attempt > input.retry.maxRetries) throw error;
+      const limit = input.budget.beforeModelCall();
+      if (limit === 'model_call_limit_reached') throw error;
+      const delayMs = retryDelayMs(input.retry, attempt, error, input.clock.random);
+      const remaining = input.budget.remainingMs();
+      if (remaining !== null && delayMs >= remaining) throw new DurationExceeded();
+      onRetry();
+      input.publish({
+        type: 'retry-scheduled',
+        attempt,
+        delayMs,
+        dueAt: input.clock.now() + delayMs,
+        reason: error.kind,
+        message: operatorMessage(error),
+      });
+      try {
+        await input.clock.sleep(delayMs, input.signal);
+      } catch {
+        throw new Interrupted();
+      }
+    }
+  }
+}
+
+async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }): Promise<RoundResult> {
+  let text = '';
+  let reasoning = '';
+  let reasoningState: { format: string; data: string } | undefined;
+  const calls: ParsedToolCall[] = [];
+  let usage: Usage | undefined;
+  let finish: { reason: string; raw: string } | undefined;
+  const stream = input.client.stream(request, input.signal);
+  for await (const event of stream as AsyncIterable<ChatEvent>) {
+    switch (event.type) {
+      case 'text-delta':
+        text += event.text;
+        input.publish({ type: 'text-delta', text: event.text });
+        break;
+      case 'reasoning-delta':
+        reasoning += event.text;
+        input.publish({ type: 'reasoning-delta', text: event.text });
+        break;
+      case 'reasoning-state':
+        reasoningState = { format: event.format, data: event.data };
+        break;
+      case 'tool-call-delta':
+        input.publish({
+          type: 'tool-call-delta',
+          index: event.index,
+          ...(event.name ? { name: event.name } : {}),
+          argumentsDelta: event.argumentsDelta,
+        });
+        break;
+      case 'tool-call':
+        calls.push({ id: event.id, name: event.name, arguments: event.arguments, input: event.input });
+        break;
+      case 'usage':
+        usage = event.usage;
+        break;
+      case 'finish':
+        finish = { reason: event.reason, raw: event.raw };
+        break;
+    }
+  }
+  if (!finish) {
+    throw new ProviderError({
+      kind: 'incomplete_stream',
+      provider: input.client.provider,
+      message: `${input.client.provider} stream ended without a finish reason.`,
+    });
+  }
+  return { text, reasoning, ...(reasoningState ? { reasoningState } : {}), calls, ...(usage ? { usage } : {}), finish };
+}

@@ -1,0 +1,103 @@
+/** Error classification shared by the wires: HTTP status, body codes and transport failures. */
+import { kindForStatus, parseRetryAfter, ProviderError, type ProviderErrorKind } from '@crystal/core';
+
+export interface HttpErrorInput {
+  readonly provider: string;
+  readonly status: number;
+  readonly headers?: { get(name: string): string | null } | undefined;
+  /** The parsed error body, if any. */
+  readonly body?: unknown;
+  /** A message already extracted by an SDK, if any. */
+  readonly message?: string | undefined;
+}
+
+const CONTEXT_OVERFLOW =
+  /context[ _]length[ _]exceeded|context window|maximum context|context length|prompt is too long|too many tokens/i;
+
+/** Reads `error.code` / `error.type` / `error.message` from the usual error envelopes. */
+export function errorFields(body: unknown): { code?: string; type?: string; message?: string } {
+  const root = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  const inner = root.error && typeof root.error === 'object' ? (root.error as Record<string, unknown>) : root;
+  const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+  return {
+    code: str(inner.code) ?? str(inner.status),
+    type: str(inner.type),
+    message: str(inner.message) ?? str(root.message) ?? (typeof root.error === 'string' ? root.error : undefined),
+  };
+}
+
+export function classifyHttpError(input: HttpErrorInput): ProviderError {
+  const fields = errorFields(input.body);
+  const detail = fields.message ?? input.message ?? 'no error message';
+  const code = fields.code ?? fields.type;
+  let kind: ProviderErrorKind = kindForStatus(input.status);
+  const marker = `${code ?? ''} ${detail}`;
+  if (CONTEXT_OVERFLOW.test(marker)) kind = 'context_overflow';
+  else if (/insufficient_quota|usage_not_included|quota/i.test(code ?? '')) kind = 'quota';
+  else if (/invalid_prompt/i.test(code ?? '')) kind = 'invalid_prompt';
+  const retryAfterMs = input.headers ? parseRetryAfter((name) => input.headers?.get(name)) : undefined;
+  return new ProviderError({
+    kind,
+    provider: input.provider,
+    status: input.status,
+    message: `${input.provider} returned HTTP ${input.status}: ${detail}`,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(code === undefined ? {} : { code }),
+  });
+}
+
+/** Transport failures (no HTTP status): network, timeout, body-write close, cut stream. */
+export function classifyTransportError(provider: string, error: unknown, streamStarted: boolean): ProviderError {
+  const chain = causeChain(error);
+  const text = chain.map((e) => `${e.name} ${e.code ?? ''} ${e.message}`).join(' | ');
+  let kind: ProviderErrorKind = 'network';
+  if (/timed? ?out|ETIMEDOUT|UND_ERR_.*TIMEOUT/i.test(text)) kind = 'timeout';
+  if (streamStarted) kind = 'incomplete_stream';
+  else if (/EPIPE|UND_ERR_REQ_CONTENT_LENGTH|request body|while writing|write after end/i.test(text)) kind = 'body_write_closed';
+  const reason = chain.at(-1)?.message ?? String(error);
+  return new ProviderError({
+    kind,
+    provider,
+    message: streamStarted ? `${provider} stream ended early: ${reason}` : `${provider} request failed: ${reason}`,
+    cause: error,
+  });
+}
+
+interface ErrorLike {
+  name: string;
+  message: string;
+  code?: string;
+}
+
+function causeChain(error: unknown): ErrorLike[] {
+  const chain: ErrorLike[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 6; depth++) {
+    if (typeof current !== 'object') {
+      chain.push({ name: 'Error', message: String(current) });
+      break;
+    }
+    const e = current as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown };
+    chain.push({
+      name: typeof e.name === 'string' ? e.name : 'Error',
+      message: typeof e.message === 'string' ? e.message : '',
+      ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    });
+    current = e.cause;
+  }
+  return chain;
+}
+
+export function isAbortError(error: unknown): boolean {
+  return (
+    !!error &&
+    typeof error === 'object' &&
+    ((error as { name?: string }).name === 'AbortError' || (error as { name?: string }).name === 'APIUserAbortError')
+  );
+}
+
+export function abortError(): Error {
+  const error = new Error('The request was cancelled.');
+  error.name = 'AbortError';
+  return error;
+}

@@ -1,0 +1,5 @@
+export * from './script.js';
+export * from './wire.js';
+export * from './fake-provider.js';
+export * from './wires/index.js';
+export * from './harness.js';

@@ -1,0 +1,36 @@
+// Bundles the CLI with esbuild: a small entry, and each command and provider SDK in its own
+// chunk loaded by import() only when used (fast `crystal --version`).
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { build } from 'esbuild';
+
+const root = new URL('..', import.meta.url).pathname;
+const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
+let commit = '';
+try {
+  commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+    .toString()
+    .trim();
+} catch {
+  commit = '';
+}
+const outdir = `${root}packages/cli/dist`;
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: { crystal: `${root}packages/cli/src/main.ts` },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  sourcemap: 'linked',
+  conditions: ['source'],
+  chunkNames: 'chunks/[name]-[hash]',
+  define: { CRYSTAL_VERSION: JSON.stringify(pkg.version), CRYSTAL_COMMIT: JSON.stringify(commit) },
+  banner: {
+    js: "import { createRequire as __crystalRequire } from 'node:module'; const require = __crystalRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});
