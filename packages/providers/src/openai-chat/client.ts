@@ -1,12 +1,18 @@
 /**
- * The Chat Completions client (protocols `openai` and `deepseek`) through the official
- * `openai` SDK with its retries off: the engine owns retry (RETRY-1..7).
+ * The Chat Completions client (protocols `openai` and `deepseek`) over plain fetch.
+ *
+ * Why not the `openai` SDK: its SSE line decoder re-concatenates its buffer per line, which on
+ * a 2,000-token stream cost ~40 ms of decoding plus ~50 ms of garbage collection (measured with
+ * --cpu-prof) and put `crystal run` at 1.45x the plain-fetch floor against a 1.2x goal. The
+ * SDK also retries by itself and wraps mid-stream errors without their status. The wire is
+ * small: JSON in, SSE out, parsed with `eventsource-parser`.
  */
 import type { ChatEvent, ChatRequest, ClientCapabilities, StreamingChatClient } from '@crystal/core';
-import { isProviderError, ProviderError } from '@crystal/core';
-import OpenAI from 'openai';
-import { type ClientOptions, type Endpoint, type ModelSettings, USER_AGENT } from '../endpoint.js';
-import { abortError, classifyHttpError, classifyTransportError, isAbortError } from '../http-error.js';
+import { ProviderError } from '@crystal/core';
+import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
+import { abortError, errorFields } from '../http-error.js';
+import { postStream, streamFailure } from '../http.js';
+import { sseEventBatches } from '../sse.js';
 import { ChatChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
 
@@ -14,24 +20,17 @@ export class OpenAiChatClient implements StreamingChatClient {
   readonly provider: string;
   readonly model: string;
   readonly capabilities: ClientCapabilities;
-  private readonly sdk: OpenAI;
+  private readonly url: string;
 
   constructor(
     private readonly endpoint: Endpoint,
     private readonly settings: ModelSettings,
-    options: ClientOptions = {},
+    private readonly options: ClientOptions = {},
   ) {
     this.provider = endpoint.name;
     this.model = settings.id;
     this.capabilities = { imageInput: settings.imageInput === true };
-    this.sdk = new OpenAI({
-      apiKey: endpoint.apiKey || 'none',
-      baseURL: endpoint.baseUri,
-      maxRetries: 0,
-      timeout: options.timeoutMs ?? 10 * 60 * 1000,
-      defaultHeaders: { 'User-Agent': USER_AGENT, ...(endpoint.apiKey ? {} : { Authorization: null }) },
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-    });
+    this.url = joinUri(endpoint.baseUri, 'chat/completions');
   }
 
   async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
@@ -40,41 +39,57 @@ export class OpenAiChatClient implements StreamingChatClient {
       model: this.settings,
       replayReasoning: this.endpoint.protocol === 'deepseek',
     });
+    const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+    if (this.endpoint.apiKey) headers.authorization = `Bearer ${this.endpoint.apiKey}`;
+    const stream = await postStream({ provider: this.provider, url: this.url, headers, body, signal, fetch: this.options.fetch });
     const decoder = new ChatChunkDecoder();
-    let started = false;
+    let done = false;
     try {
-      const stream = await this.sdk.chat.completions.create(
-        body as unknown as OpenAI.ChatCompletionCreateParamsStreaming,
-        signal ? { signal } : {},
-      );
-      started = true;
-      for await (const chunk of stream) yield* decoder.push(chunk);
+      for await (const batch of sseEventBatches(stream)) {
+        for (const event of batch) {
+          if (event.data === '[DONE]') {
+            done = true;
+            break;
+          }
+          yield* decoder.push(parseChunk(this.provider, event.data));
+        }
+        if (done) break;
+      }
     } catch (error) {
-      throw this.classify(error, started, signal);
+      throw streamFailure(this.provider, error, signal);
     }
     if (signal?.aborted) throw abortError();
     if (!decoder.finished) {
       throw new ProviderError({
         kind: 'incomplete_stream',
         provider: this.provider,
-        message: `${this.provider} stream ended without a finish reason.`,
+        message: `${this.provider} stream ended without a finish reason${done ? '' : ' (the connection closed early)'}.`,
       });
     }
     yield* decoder.close();
   }
+}
 
-  private classify(error: unknown, started: boolean, signal: AbortSignal | undefined): unknown {
-    if (signal?.aborted || isAbortError(error)) return abortError();
-    if (isProviderError(error)) return error;
-    if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
-      return classifyHttpError({
-        provider: this.provider,
-        status: error.status,
-        headers: error.headers,
-        body: { error: error.error },
-        message: error.message,
-      });
-    }
-    return classifyTransportError(this.provider, error, started);
+function parseChunk(provider: string, data: string): unknown {
+  let chunk: unknown;
+  try {
+    chunk = JSON.parse(data);
+  } catch {
+    throw new ProviderError({
+      kind: 'incomplete_stream',
+      provider,
+      message: `${provider} sent a stream chunk that is not JSON: ${data.slice(0, 200)}`,
+    });
   }
+  // Some compatible servers report an error inside the stream.
+  if (chunk && typeof chunk === 'object' && 'error' in chunk && (chunk as { error: unknown }).error) {
+    const fields = errorFields(chunk);
+    throw new ProviderError({
+      kind: /overloaded|rate/i.test(`${fields.code} ${fields.message}`) ? 'rate_limit' : 'server',
+      provider,
+      message: `${provider} reported an error mid-stream: ${fields.message ?? data.slice(0, 200)}`,
+      ...(fields.code ? { code: fields.code } : {}),
+    });
+  }
+  return chunk;
 }
