@@ -1,4 +1,5 @@
 /** Streaming events a chat client yields while one request streams. */
+import type { ProviderState } from './content.js';
 
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
 
@@ -22,13 +23,14 @@ export type ChatEvent =
       readonly name?: string;
       readonly argumentsDelta: string;
     }
-  /** A complete tool call: the raw argument JSON and its parsed value. */
+  /** A complete tool call: the raw argument JSON and its parsed value; `state` is opaque replay data (Gemini thought signature). */
   | {
       readonly type: 'tool-call';
       readonly id: string;
       readonly name: string;
       readonly arguments: string;
       readonly input: unknown;
+      readonly state?: ProviderState;
     }
   | { readonly type: 'usage'; readonly usage: Usage }
   /** `raw` is the provider's own finish value, kept verbatim (FIN-4). */

@@ -29,6 +29,8 @@ export interface ParsedToolCall {
   readonly name: string;
   readonly arguments: string;
   readonly input: unknown;
+  /** Opaque provider replay data kept with the call in the transcript. */
+  readonly state?: import('./content.js').ProviderState;
 }
 
 export const allowAllPolicy: ToolInvocationPolicy = {
@@ -46,7 +48,13 @@ export function rejectionText(call: ParsedToolCall, reason: string): string {
 }
 
 export function parseToolCall(call: ToolCallPart): ParsedToolCall {
-  return { id: call.id, name: call.name, arguments: call.arguments, input: parseArguments(call.arguments) };
+  return {
+    id: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    input: parseArguments(call.arguments),
+    ...(call.state ? { state: call.state } : {}),
+  };
 }
 
 /** Parses a raw argument string; an empty string is `{}`; invalid JSON yields `undefined`. */

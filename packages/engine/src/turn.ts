@@ -169,7 +169,15 @@ function commitAssistant(input: TurnInput, result: RoundResult, calls: readonly 
     });
   }
   if (result.text !== '') content.push({ type: 'text', text: result.text });
-  for (const call of calls) content.push({ type: 'tool-call', id: call.id, name: call.name, arguments: call.arguments });
+  for (const call of calls) {
+    content.push({
+      type: 'tool-call',
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      ...(call.state ? { state: call.state } : {}),
+    });
+  }
   if (content.length === 0) return;
   const message: ChatMessage = { role: 'assistant', content };
   input.context.push(message);
@@ -257,7 +265,13 @@ async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }
         });
         break;
       case 'tool-call':
-        calls.push({ id: event.id, name: event.name, arguments: event.arguments, input: event.input });
+        calls.push({
+          id: event.id,
+          name: event.name,
+          arguments: event.arguments,
+          input: event.input,
+          ...(event.state ? { state: event.state } : {}),
+        });
         break;
       case 'usage':
         usage = event.usage;

@@ -46,27 +46,41 @@ export function classifyHttpError(input: HttpErrorInput): ProviderError {
   });
 }
 
-/** Transport failures (no HTTP status): network, timeout, body-write close, cut stream. */
+/**
+ * Transport failures (no HTTP status): network, timeout, a cut stream, or a connection closed
+ * before the server read the request (RETRY-7, typically a stale pooled keep-alive
+ * connection): a reset or close before any response byte arrived.
+ */
 export function classifyTransportError(provider: string, error: unknown, streamStarted: boolean): ProviderError {
   const chain = causeChain(error);
   const text = chain.map((e) => `${e.name} ${e.code ?? ''} ${e.message}`).join(' | ');
   let kind: ProviderErrorKind = 'network';
-  if (/timed? ?out|ETIMEDOUT|UND_ERR_.*TIMEOUT/i.test(text)) kind = 'timeout';
   if (streamStarted) kind = 'incomplete_stream';
-  else if (/EPIPE|UND_ERR_REQ_CONTENT_LENGTH|request body|while writing|write after end/i.test(text)) kind = 'body_write_closed';
+  else if (/timed? ?out|ETIMEDOUT|UND_ERR_.*TIMEOUT/i.test(text)) kind = 'timeout';
+  else if (chain.some(closedBeforeResponse)) kind = 'body_write_closed';
   const reason = chain.at(-1)?.message ?? String(error);
   return new ProviderError({
     kind,
     provider,
-    message: streamStarted ? `${provider} stream ended early: ${reason}` : `${provider} request failed: ${reason}`,
+    message: streamStarted
+      ? `${provider} stream ended early: ${reason}`
+      : kind === 'body_write_closed'
+        ? `${provider} closed the connection while the request was being sent: ${reason}`
+        : `${provider} request failed: ${reason}`,
     cause: error,
   });
+}
+
+function closedBeforeResponse(e: ErrorLike): boolean {
+  if (e.code === 'EPIPE' || e.code === 'ECONNRESET') return true;
+  return e.code === 'UND_ERR_SOCKET' && e.bytesRead === 0;
 }
 
 interface ErrorLike {
   name: string;
   message: string;
   code?: string;
+  bytesRead?: number;
 }
 
 function causeChain(error: unknown): ErrorLike[] {
@@ -77,11 +91,12 @@ function causeChain(error: unknown): ErrorLike[] {
       chain.push({ name: 'Error', message: String(current) });
       break;
     }
-    const e = current as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown };
+    const e = current as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown; socket?: { bytesRead?: unknown } };
     chain.push({
       name: typeof e.name === 'string' ? e.name : 'Error',
       message: typeof e.message === 'string' ? e.message : '',
       ...(typeof e.code === 'string' ? { code: e.code } : {}),
+      ...(typeof e.socket?.bytesRead === 'number' ? { bytesRead: e.socket.bytesRead } : {}),
     });
     current = e.cause;
   }

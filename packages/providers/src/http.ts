@@ -3,7 +3,7 @@
  * headers and body; a transport failure becomes network, timeout or body_write_closed.
  */
 import { ProviderError } from '@crystal/core';
-import { abortError, classifyHttpError, classifyTransportError, isAbortError } from './http-error.js';
+import { abortError, classifyHttpError, classifyTransportError, type HttpErrorInput, isAbortError } from './http-error.js';
 
 export interface PostOptions {
   readonly provider: string;
@@ -12,6 +12,8 @@ export interface PostOptions {
   readonly body: unknown;
   readonly signal?: AbortSignal | undefined;
   readonly fetch?: typeof fetch | undefined;
+  /** A vendor's own mapping of an error answer (its quota or overflow shapes); defaults to classifyHttpError. */
+  readonly classify?: ((input: HttpErrorInput) => ProviderError) | undefined;
 }
 
 export async function postStream(options: PostOptions): Promise<ReadableStream<Uint8Array>> {
@@ -40,7 +42,12 @@ export async function postStream(options: PostOptions): Promise<ReadableStream<U
     } catch {
       body = text === '' ? undefined : { error: { message: text.slice(0, 500) } };
     }
-    throw classifyHttpError({ provider: options.provider, status: response.status, headers: response.headers, body });
+    throw (options.classify ?? classifyHttpError)({
+      provider: options.provider,
+      status: response.status,
+      headers: response.headers,
+      body,
+    });
   }
   if (!response.body) {
     throw new ProviderError({

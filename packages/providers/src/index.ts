@@ -1,3 +1,5 @@
 export * from './endpoint.js';
 export * from './http-error.js';
+export * from './http.js';
+export * from './sse.js';
 export * from './create-client.js';

@@ -71,6 +71,11 @@ export class FakeProvider {
     return `${this.url}v1/`;
   }
 
+  /** The `baseUri` a config entry of `protocol` takes for this server (the adapter appends the wire's path). */
+  baseUriFor(protocol: string): string {
+    return protocol === 'openai' || protocol === 'deepseek' || protocol === 'responses' ? this.baseUri : this.url;
+  }
+
   enqueue(...replies: FakeReply[]): void {
     this.queue.push(...replies);
   }

@@ -23,6 +23,8 @@ export interface FakeReply {
   /** Generates this many `tok ` deltas (one token each) after `text`. */
   readonly textTokens?: number;
   readonly reasoning?: string | readonly string[];
+  /** Opaque reasoning state the wire carries for replay (Anthropic thinking signature, Gemini thoughtSignature, Responses encrypted_content). */
+  readonly reasoningSignature?: string;
   readonly toolCalls?: readonly FakeToolCall[];
   readonly usage?: { readonly input: number; readonly output: number; readonly reasoning?: number };
   /** The raw wire finish value. Default: the wire's tool-call value when there are tool calls, else its stop value. `null` sends no finish. */

@@ -13,6 +13,7 @@ import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AG
 import { abortError, errorFields } from '../http-error.js';
 import { postStream, streamFailure } from '../http.js';
 import { sseEventBatches } from '../sse.js';
+import type { ClientFactory } from '../create-client.js';
 import { ChatChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
 
@@ -93,3 +94,14 @@ function parseChunk(provider: string, data: string): unknown {
   }
   return chunk;
 }
+
+export const createClient: ClientFactory = (endpoint, model, options) => {
+  if (model.speed !== undefined) {
+    throw new ProviderError({
+      kind: 'unsupported',
+      provider: endpoint.name,
+      message: `The Chat Completions wire has no speed setting; remove "speed" from model '${model.id}' of provider '${endpoint.name}'.`,
+    });
+  }
+  return new OpenAiChatClient(endpoint, model, options);
+};
