@@ -24,7 +24,6 @@ async function run(argv: readonly string[]): Promise<number> {
     throw new UsageError('Slash commands are interactive only; crystal run takes a plain prompt.');
   }
   if (options.images.length > 0) throw new UsageError('--image is not supported by this build yet.');
-  if (options.continue) throw new UsageError('--continue is not supported by this build yet; pass --resume ID.');
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
   const config = loadConfig(home);
@@ -37,6 +36,7 @@ async function run(argv: readonly string[]): Promise<number> {
     thinking: options.thinking,
     limits: options.limits,
     resume: options.resume,
+    continueLatest: options.continue,
   });
   const printer = createPrinter(
     options.format,

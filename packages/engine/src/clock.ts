@@ -5,11 +5,17 @@ export interface Clock {
   /** Resolves after `ms`, or rejects with an AbortError at once when `signal` aborts (RETRY-8). */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   random(): number;
+  /** Runs `fn` after `ms`; returns a cancel function (the turn's duration deadline). */
+  schedule(ms: number, fn: () => void): () => void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   random: () => Math.random(),
+  schedule: (ms, fn) => {
+    const timer = setTimeout(fn, Math.min(ms, 2_147_483_647));
+    return () => clearTimeout(timer);
+  },
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal.aborted) {

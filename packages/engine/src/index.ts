@@ -12,3 +12,5 @@ export * from './turn.js';
 export * from './session-store.js';
 export * from './session.js';
 export * from './atomic-write.js';
+export * from './bash-timeout.js';
+export * from './tools/process-group.js';

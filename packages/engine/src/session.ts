@@ -23,7 +23,7 @@ import type { Config } from './config/schema.js';
 import { resolveApiKey } from './credentials.js';
 import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
-import { loadSession, newSessionId, type SessionState, saveSession } from './session-store.js';
+import { listSessions, newSessionId, SessionFiles, type SessionState } from './session-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { runTurn } from './turn.js';
 import { UsageError } from './errors.js';
@@ -39,6 +39,8 @@ export interface SessionOptions {
   /** Overrides of the configured budget for this process only. */
   readonly limits?: Partial<RunLimits> | undefined;
   readonly resume?: string | undefined;
+  /** Resume the newest session of this workspace. */
+  readonly continueLatest?: boolean | undefined;
   readonly tools?: readonly ToolDefinition[];
   readonly policy?: ToolInvocationPolicy;
   readonly clock?: Clock;
@@ -54,14 +56,24 @@ export class Session {
   private constructor(
     private readonly options: SessionOptions,
     private readonly state: SessionState,
-    private readonly client: StreamingChatClient,
+    private readonly files: SessionFiles,
+    private client: StreamingChatClient,
     private readonly limits: RunLimits,
+    /** Operator notes from loading (a damaged transcript file, …), published on the first send. */
+    private pendingNotes: string[],
   ) {}
 
   /** Resolves the model, the key and the client; loads a saved session when resuming. */
   static async open(options: SessionOptions): Promise<Session> {
     const env = options.env ?? process.env;
-    const resumed = options.resume ? loadSession(options.home, options.resume) : undefined;
+    let resumeId = options.resume;
+    if (options.continueLatest) {
+      const [latest] = await listSessions(options.home, options.workspace);
+      if (!latest)
+        throw new UsageError(`No saved session in workspace ${options.workspace} to continue; start one without --continue.`);
+      resumeId = latest.id;
+    }
+    const resumed = resumeId ? SessionFiles.load(options.home, resumeId) : undefined;
     const selection = selectModel(options.config, { provider: options.provider, model: options.model });
     const apiKey = resolveApiKey(options.home, selection.providerName, selection.provider, env);
     const client = await createChatClient(
@@ -76,7 +88,7 @@ export class Session {
     );
     const limits = { ...budgetLimitsOf(options.config), ...(options.limits ?? {}) };
     const now = new Date().toISOString();
-    const state: SessionState = resumed ?? {
+    const state: SessionState = resumed?.state ?? {
       id: newSessionId(),
       workspace: options.workspace,
       createdUtc: now,
@@ -91,15 +103,28 @@ export class Session {
       usage: emptyUsage,
       cumulativeUsage: emptyUsage,
     };
-    state.provider = selection.providerName;
-    state.model = selection.model.id;
+    state.provider = client.provider;
+    state.model = client.model;
     // Resume refreshes only the live system prompt.
     const system = systemMessage(
       buildSystemPrompt({ workspace: options.workspace, provider: state.provider, model: state.model }),
     );
     if (state.context[0]?.role === 'system') state.context[0] = system;
     else state.context.unshift(system);
-    return new Session(options, state, client, limits);
+    const files = resumed?.files ?? SessionFiles.create(options.home, state.id);
+    return new Session(options, state, files, client, limits, resumed?.notes ?? []);
+  }
+
+  /**
+   * Replaces the session's client (CORE-3): the next round uses the new model. Refused while a
+   * turn runs; a missing key or unknown model leaves the current client unchanged.
+   */
+  async switchModel(provider: string | undefined, model: string | undefined): Promise<void> {
+    if (this.busy) throw new UsageError('The model cannot change while a turn is running; wait for it or cancel it first.');
+    const client = await buildClient(this.options, provider, model, this.options.env ?? process.env);
+    this.client = client;
+    this.state.provider = client.provider;
+    this.state.model = client.model;
   }
 
   get id(): string {
@@ -112,6 +137,11 @@ export class Session {
 
   get model(): string {
     return this.state.model;
+  }
+
+  /** Whether the selected model takes image input (CORE-2). */
+  get imageInput(): boolean {
+    return this.client.capabilities.imageInput;
   }
 
   get isBusy(): boolean {
@@ -166,18 +196,35 @@ export class Session {
               },
             })
           : undefined;
-      const outcome = await runTurn({
-        client: this.client,
-        executor,
-        context: this.state.context,
-        commit: (message) => this.state.archive.push(message),
-        budget,
-        retry: retryPolicyOf(this.options.config),
-        clock,
-        ...(this.options.thinking ? { thinking: this.options.thinking } : {}),
-        signal: controller.signal,
-        publish: this.publish,
-      });
+      for (const text of this.pendingNotes.splice(0)) this.publish({ type: 'note', text });
+      let outcome: Awaited<ReturnType<typeof runTurn>>;
+      try {
+        outcome = await runTurn({
+          client: this.client,
+          executor,
+          context: this.state.context,
+          commit: (message) => this.state.archive.push(message),
+          budget,
+          retry: retryPolicyOf(this.options.config),
+          clock,
+          ...(this.options.thinking ? { thinking: this.options.thinking } : {}),
+          signal: controller.signal,
+          publish: this.publish,
+        });
+      } catch (error) {
+        // A defect must not lose the user's message: report it, stop failed, save below.
+        const message = `Internal error during the turn: ${error instanceof Error ? error.message : String(error)}`;
+        this.publish({ type: 'error', message });
+        outcome = {
+          stopReason: 'failed',
+          text: '',
+          usage: emptyUsage,
+          modelCalls: budget.modelCalls,
+          toolCalls: [],
+          retries: 0,
+          error: { message },
+        };
+      }
       this.state.modelCalls += outcome.modelCalls;
       this.state.toolCalls += outcome.toolCalls.length;
       if (outcome.usage.inputTokens + outcome.usage.outputTokens > 0) this.state.usage = outcome.usage;
@@ -196,8 +243,28 @@ export class Session {
 
   async save(): Promise<string> {
     this.state.updatedUtc = new Date().toISOString();
-    const path = await saveSession(this.options.home, this.state);
+    const path = await this.files.save(this.state);
     this.publish({ type: 'session-saved', path });
     return path;
   }
+}
+
+async function buildClient(
+  options: SessionOptions,
+  provider: string | undefined,
+  model: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<StreamingChatClient> {
+  const selection = selectModel(options.config, { provider, model });
+  const apiKey = resolveApiKey(options.home, selection.providerName, selection.provider, env);
+  return createChatClient(
+    {
+      name: selection.providerName,
+      protocol: selection.provider.protocol,
+      baseUri: selection.provider.baseUri,
+      ...(apiKey ? { apiKey } : {}),
+    },
+    selection.model,
+    options.clientOptions,
+  );
 }

@@ -60,7 +60,35 @@ interface RoundResult {
 
 class Interrupted extends Error {}
 
-export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
+/**
+ * Runs one turn. The duration budget is enforced by a deadline that aborts whatever is running
+ * (a stream, a retry wait, a tool batch and its process group: BASH-2), like a user cancel.
+ */
+export async function runTurn(outer: TurnInput): Promise<TurnOutcome> {
+  const controller = new AbortController();
+  let deadlineHit = false;
+  const onAbort = (): void => controller.abort();
+  outer.signal.addEventListener('abort', onAbort, { once: true });
+  if (outer.signal.aborted) controller.abort();
+  const remaining = outer.budget.remainingMs();
+  const cancelDeadline =
+    remaining === null
+      ? () => {}
+      : outer.clock.schedule(remaining, () => {
+          deadlineHit = true;
+          controller.abort();
+        });
+  try {
+    const outcome = await runRounds({ ...outer, signal: controller.signal });
+    if (deadlineHit && outcome.stopReason === 'interrupted') return { ...outcome, stopReason: 'duration_limit_reached' };
+    return outcome;
+  } finally {
+    cancelDeadline();
+    outer.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+async function runRounds(input: TurnInput): Promise<TurnOutcome> {
   let text = '';
   let usage: Usage = emptyUsage;
   let retries = 0;

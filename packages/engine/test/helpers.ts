@@ -7,16 +7,32 @@ import type { Clock, Config, EngineEvent } from '../src/index.js';
 import { Session } from '../src/index.js';
 
 /** A clock whose sleeps resolve at once and are recorded, so retry timing is tested without sleeping. */
-export function manualClock(random = 0): Clock & { sleeps: number[]; time: number } {
+export function manualClock(random = 0): Clock & { sleeps: number[]; time: number; advance(ms: number): void } {
+  const timers: Array<{ due: number; fn: () => void }> = [];
   const clock = {
     sleeps: [] as number[],
     time: 1_000_000,
     now: () => clock.time,
     random: () => random,
+    advance(ms: number) {
+      clock.time += ms;
+      for (const timer of timers.splice(0)) {
+        if (timer.due <= clock.time) timer.fn();
+        else timers.push(timer);
+      }
+    },
+    schedule(ms: number, fn: () => void) {
+      const timer = { due: clock.time + ms, fn };
+      timers.push(timer);
+      return () => {
+        const i = timers.indexOf(timer);
+        if (i >= 0) timers.splice(i, 1);
+      };
+    },
     sleep: async (ms: number, signal: AbortSignal) => {
       if (signal.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
       clock.sleeps.push(ms);
-      clock.time += ms;
+      clock.advance(ms);
     },
   };
   return clock;
@@ -32,11 +48,22 @@ export interface Harness {
 
 export async function openSession(
   replies: FakeReply[],
-  options: { config?: Partial<Config>; tools?: ToolDefinition[]; policy?: ToolInvocationPolicy; clock?: Clock } = {},
+  options: {
+    config?: Partial<Config>;
+    tools?: ToolDefinition[];
+    policy?: ToolInvocationPolicy;
+    clock?: Clock;
+    imageInput?: boolean;
+  } = {},
 ): Promise<Harness> {
   const fake = await FakeProvider.start({ replies, whenExhausted: 'error' });
   const home = mkdtempSync(join(tmpdir(), 'crystal-engine-'));
-  const config = { ...(fakeConfig(fake.baseUri) as Config), ...(options.config ?? {}) };
+  const base = fakeConfig(fake.baseUri) as Config;
+  if (options.imageInput) {
+    const model = base.providers?.fake?.models['fake-model'];
+    if (model) model.imageInput = true;
+  }
+  const config = { ...base, ...(options.config ?? {}) };
   const session = await Session.open({
     home,
     workspace: home,

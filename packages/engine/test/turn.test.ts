@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sessionPath } from '../src/index.js';
+import { SessionFiles, sessionPath } from '../src/index.js';
 import { echoTool, type Harness, manualClock, openSession } from './helpers.js';
 
 let h: Harness | undefined;
@@ -140,8 +140,9 @@ describe('the turn loop against the fake provider', () => {
     h = await openSession([{ error: { status: 401, message: 'bad key' } }]);
     const result = await h.session.send('please remember me');
     expect(result.stopReason).toBe('failed');
-    const saved = JSON.parse(readFileSync(sessionPath(h.home, h.session.id), 'utf8'));
-    expect(saved.archive).toContainEqual({ kind: 'message', role: 'user', text: 'please remember me' });
+    const saved = SessionFiles.load(h.home, h.session.id).state;
+    expect(saved.archive[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'please remember me' }] });
+    expect(readFileSync(sessionPath(h.home, h.session.id), 'utf8')).toContain('please remember me');
   });
 });
 
@@ -244,5 +245,69 @@ describe('retry of one round', () => {
     const result = await harness.session.send('go');
     expect(result.stopReason).toBe('interrupted');
     expect(harness.fake.requests).toHaveLength(1);
+  });
+});
+
+describe('the engine face', () => {
+  it('RETRY-7 a connection closed while the request was sent is retried once at once, then reported', async () => {
+    const clock = manualClock();
+    h = await openSession([{ hangUpOnRequest: true }, { text: 'fresh connection' }], { clock });
+    const ok = await h.session.send('go');
+    expect(ok).toMatchObject({ stopReason: 'completed', text: 'fresh connection', retries: 1 });
+    expect(clock.sleeps).toEqual([]);
+    await h.close();
+    h = await openSession([{ hangUpOnRequest: true }, { hangUpOnRequest: true }, { text: 'never' }], { clock: manualClock() });
+    const failed = await h.session.send('go');
+    expect(failed.stopReason).toBe('failed');
+    expect(failed.error?.kind).toBe('body_write_closed');
+    expect(h.fake.requests).toHaveLength(2);
+  });
+
+  it('TOOL-1 the whole batch goes through the executor with approval asked first for every call', async () => {
+    const order: string[] = [];
+    const tool = {
+      ...echoTool,
+      execute: async (input: unknown) => (order.push(`run ${(input as { text: string }).text}`), 'ok'),
+    };
+    h = await openSession(
+      [
+        {
+          toolCalls: [
+            { id: 'a', name: 'echo', arguments: { text: '1' } },
+            { id: 'b', name: 'echo', arguments: { text: '2' } },
+          ],
+        },
+        { text: 'done' },
+      ],
+      {
+        tools: [tool],
+        policy: {
+          decide: async (call) => {
+            order.push(`ask ${call.id}`);
+            return call.id === 'b' ? { allow: false, reason: 'no' } : { allow: true };
+          },
+        },
+      },
+    );
+    const result = await h.session.send('go');
+    expect(order).toEqual(['ask a', 'run 1', 'ask b']);
+    expect(result.denied).toBe(true);
+    expect(result.toolCalls.map((c) => c.status)).toEqual(['success', 'failure']);
+  });
+
+  it('CORE-3 the session owns its client and replaces it when the model changes', async () => {
+    h = await openSession([{ text: 'one' }, { text: 'two' }], {
+      config: {},
+    });
+    await h.session.send('first');
+    expect(h.session.model).toBe('fake-model');
+    await expect(h.session.switchModel('fake', 'no-such-model')).rejects.toThrow(/not in the catalog/);
+    expect(h.session.model).toBe('fake-model');
+  });
+
+  it('CORE-4 every model call streams', async () => {
+    h = await openSession([{ toolCalls: [{ name: 'echo', arguments: { text: '1' } }] }, { text: 'done' }], { tools: [echoTool] });
+    await h.session.send('go');
+    expect(h.fake.requests.map((r) => (r.body as { stream: boolean }).stream)).toEqual([true, true]);
   });
 });

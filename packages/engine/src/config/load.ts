@@ -38,14 +38,45 @@ export function parseConfigText(text: string, file: string): Config {
   }
   const result = configSchema.safeParse(parsed.value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = (issue?.path ?? []).map((p) => (typeof p === 'symbol' ? String(p) : p));
+  const { issue, path } = deepestIssue(result.error.issues[0] as Issue, []);
   const line = lineOfPath(keyLines(text), path);
   throw new ConfigError(file, path.join('.') || undefined, line, `${describeIssue(issue)}; the file was left unchanged.`);
 }
 
-function describeIssue(issue: { message: string; code?: string; values?: unknown[] } | undefined): string {
-  if (!issue) return 'invalid configuration';
+interface Issue {
+  readonly code?: string;
+  readonly message: string;
+  readonly path: readonly PropertyKey[];
+  readonly values?: readonly unknown[];
+  readonly expected?: string;
+  readonly errors?: readonly (readonly Issue[])[];
+}
+
+/**
+ * For a union that failed as a whole, follows the branch that got furthest (the longest path),
+ * so `"maximumModelCalls": 1.5` reports that key, not the union; when every branch failed at
+ * the union itself, the message lists what each branch expects.
+ */
+function deepestIssue(issue: Issue, prefix: (string | number)[]): { issue: Issue; path: (string | number)[] } {
+  const path = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+  if (issue.code !== 'invalid_union' || !issue.errors?.length) return { issue, path };
+  let best: Issue | undefined;
+  for (const branch of issue.errors) {
+    const first = branch[0];
+    if (first && (!best || first.path.length > best.path.length)) best = first;
+  }
+  if (best && best.path.length > 0) return deepestIssue(best, path);
+  const expectations = issue.errors.map((branch) => (branch[0] ? expectationOf(branch[0]) : 'a valid value'));
+  return { issue: { ...issue, code: 'custom', message: `expected ${expectations.join(' or ')}` }, path };
+}
+
+function expectationOf(issue: Issue): string {
+  if (issue.code === 'invalid_value' && issue.values) return issue.values.map((v) => JSON.stringify(v)).join(' or ');
+  if (issue.code === 'invalid_type' && issue.expected) return issue.expected === 'object' ? 'an object' : `a ${issue.expected}`;
+  return issue.message.replace(/^Invalid input: /, '');
+}
+
+function describeIssue(issue: Issue): string {
   if (issue.code === 'invalid_value' && Array.isArray(issue.values)) {
     return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
   }

@@ -1,0 +1,105 @@
+/**
+ * Runs a shell command in its own process group, so a timeout, a user cancel or the turn's
+ * budget stops the command and everything it started (BASH-2): SIGTERM to the group, then
+ * SIGKILL after a grace period for children that ignore it. Output is capped; the cap is
+ * stated in the result.
+ */
+import { spawn } from 'node:child_process';
+
+export interface ProcessOptions {
+  readonly cwd: string;
+  /** Per-command timer in milliseconds; null disables it. */
+  readonly timeoutMs: number | null;
+  readonly signal: AbortSignal;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Bytes of output kept (head and tail halves); the rest is counted and dropped. */
+  readonly maxOutputBytes?: number;
+  readonly killGraceMs?: number;
+  readonly onOutput?: (chunk: string) => void;
+}
+
+export interface ProcessResult {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly output: string;
+  readonly truncatedBytes: number;
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+}
+
+const DEFAULT_MAX_OUTPUT = 256 * 1024;
+
+export function runInProcessGroup(command: string, options: ProcessOptions): Promise<ProcessResult> {
+  const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', command], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let head = '';
+    let tail = '';
+    let kept = 0;
+    let dropped = 0;
+    let timedOut = false;
+    let cancelled = false;
+    const take = (chunk: Buffer): void => {
+      const text = chunk.toString('utf8');
+      options.onOutput?.(text);
+      if (kept + chunk.length <= max / 2) {
+        head += text;
+        kept += chunk.length;
+        return;
+      }
+      tail += text;
+      if (tail.length > max / 2) {
+        dropped += tail.length - max / 2;
+        tail = tail.slice(tail.length - max / 2);
+      }
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    let killTimer: NodeJS.Timeout | undefined;
+    const killGroup = (): void => {
+      if (child.pid === undefined || child.exitCode !== null) return;
+      signalGroup(child.pid, 'SIGTERM');
+      killTimer = setTimeout(() => signalGroup(child.pid as number, 'SIGKILL'), options.killGraceMs ?? 2000);
+    };
+    const timer =
+      options.timeoutMs === null
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            killGroup();
+          }, options.timeoutMs);
+    const onAbort = (): void => {
+      cancelled = true;
+      killGroup();
+    };
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (error) => {
+      if (timer) clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    child.on('close', (exitCode, signal) => {
+      if (timer) clearTimeout(timer);
+      if (killTimer) clearTimeout(killTimer);
+      options.signal.removeEventListener('abort', onAbort);
+      // The shell is gone; make sure no straggler of its group outlives it.
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      const omitted = dropped > 0 ? `\n[… ${dropped} bytes of output omitted; the output cap is ${max} bytes …]\n` : '';
+      resolve({ exitCode, signal, output: head + omitted + tail, truncatedBytes: dropped, timedOut, cancelled });
+    });
+  });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
