@@ -49,10 +49,15 @@ export interface TurnOutcome {
   readonly error?: { message: string; kind?: ProviderError['kind']; status?: number };
 }
 
+interface ReasoningSegment {
+  text: string;
+  state?: { format: string; data: string };
+}
+
 interface RoundResult {
   readonly text: string;
-  readonly reasoning: string;
-  readonly reasoningState?: { format: string; data: string };
+  /** Reasoning blocks in order; a `reasoning-state` event closes the block it belongs to. */
+  readonly reasoning: readonly ReasoningSegment[];
   readonly calls: ParsedToolCall[];
   readonly usage?: Usage;
   readonly finish: { reason: string; raw: string };
@@ -189,12 +194,9 @@ function recordOf(call: ParsedToolCall, result: ToolResultPart): ToolCallRecord 
 
 function commitAssistant(input: TurnInput, result: RoundResult, calls: readonly ParsedToolCall[]): void {
   const content: ContentPart[] = [];
-  if (result.reasoning !== '' || result.reasoningState) {
-    content.push({
-      type: 'reasoning',
-      text: result.reasoning,
-      ...(result.reasoningState ? { state: result.reasoningState } : {}),
-    });
+  for (const segment of result.reasoning) {
+    if (segment.text === '' && !segment.state) continue;
+    content.push({ type: 'reasoning', text: segment.text, ...(segment.state ? { state: segment.state } : {}) });
   }
   if (result.text !== '') content.push({ type: 'text', text: result.text });
   for (const call of calls) {
@@ -265,8 +267,7 @@ async function streamWithRetry(
 
 async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }): Promise<RoundResult> {
   let text = '';
-  let reasoning = '';
-  let reasoningState: { format: string; data: string } | undefined;
+  const reasoning: ReasoningSegment[] = [{ text: '' }];
   const calls: ParsedToolCall[] = [];
   let usage: Usage | undefined;
   let finish: { reason: string; raw: string } | undefined;
@@ -278,11 +279,12 @@ async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }
         input.publish({ type: 'text-delta', text: event.text });
         break;
       case 'reasoning-delta':
-        reasoning += event.text;
+        (reasoning.at(-1) as ReasoningSegment).text += event.text;
         input.publish({ type: 'reasoning-delta', text: event.text });
         break;
       case 'reasoning-state':
-        reasoningState = { format: event.format, data: event.data };
+        (reasoning.at(-1) as ReasoningSegment).state = { format: event.format, data: event.data };
+        reasoning.push({ text: '' });
         break;
       case 'tool-call-delta':
         input.publish({
@@ -316,5 +318,5 @@ async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }
       message: `${input.client.provider} stream ended without a finish reason.`,
     });
   }
-  return { text, reasoning, ...(reasoningState ? { reasoningState } : {}), calls, ...(usage ? { usage } : {}), finish };
+  return { text, reasoning, calls, ...(usage ? { usage } : {}), finish };
 }

@@ -267,7 +267,10 @@ describe('the engine face', () => {
     const order: string[] = [];
     const tool = {
       ...echoTool,
-      execute: async (input: unknown) => (order.push(`run ${(input as { text: string }).text}`), 'ok'),
+      execute: async (input: unknown) => {
+        order.push(`run ${(input as { text: string }).text}`);
+        return 'ok';
+      },
     };
     h = await openSession(
       [
@@ -309,5 +312,34 @@ describe('the engine face', () => {
     h = await openSession([{ toolCalls: [{ name: 'echo', arguments: { text: '1' } }] }, { text: 'done' }], { tools: [echoTool] });
     await h.session.send('go');
     expect(h.fake.requests.map((r) => (r.body as { stream: boolean }).stream)).toEqual([true, true]);
+  });
+});
+
+describe('reasoning replay state', () => {
+  it('keeps one reasoning part per signed block, so each signature stays with its own text', async () => {
+    const { FakeProvider, fakeConfig } = await import('@crystal/testkit');
+    const { Session } = await import('../src/index.js');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const fake = await FakeProvider.start({
+      wire: 'anthropic',
+      replies: [{ reasoning: 'block one', reasoningSignature: 'sig-1', text: 'answer' }],
+    });
+    try {
+      const home = mkdtempSync(join(tmpdir(), 'crystal-reasoning-'));
+      const config = fakeConfig(fake.baseUriFor('anthropic'), {}, 'anthropic');
+      const session = await Session.open({ home, workspace: home, config: config as never, env: {}, thinking: 'high' });
+      await session.send('think');
+      const assistant = session.history().find((m) => m.role === 'assistant');
+      expect(assistant?.content[0]).toEqual({
+        type: 'reasoning',
+        text: 'block one',
+        state: { format: 'anthropic-thinking', data: 'sig-1' },
+      });
+      expect(assistant?.content[1]).toEqual({ type: 'text', text: 'answer' });
+    } finally {
+      await fake.close();
+    }
   });
 });
