@@ -231,3 +231,21 @@ describe('crystal --version and --help', () => {
     expect(readdirSync(join(homeDir, '..'))).toEqual([]);
   });
 });
+
+describe('crystal run on every wire', () => {
+  for (const protocol of ['openai', 'deepseek', 'responses', 'anthropic', 'gemini', 'ollama']) {
+    it(`WIRE-1 completes a turn with text, reasoning and usage over the ${protocol} wire`, async () => {
+      fake = await FakeProvider.start({ wire: protocol, replies: [{ reasoning: 'hmm', text: `hello over ${protocol}`, usage: { input: 9, output: 4 } }] });
+      home = tempHome(fakeConfig(fake.baseUriFor(protocol), {}, protocol));
+      const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        stopReason: 'completed',
+        text: `hello over ${protocol}`,
+        usage: { inputTokens: 9, outputTokens: 4 },
+      });
+      expect(fake.requests).toHaveLength(1);
+    });
+  }
+});

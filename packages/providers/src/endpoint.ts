@@ -23,6 +23,9 @@ export interface ModelSettings {
   readonly thinking?: boolean;
   readonly thinkingEfforts?: readonly ThinkingEffort[];
   readonly imageInput?: boolean;
+  /** Stored declarations only (MODEL-2): no adapter reads them. */
+  readonly audioInput?: boolean;
+  readonly videoInput?: boolean;
   readonly serviceTier?: string;
   readonly speed?: string;
 }

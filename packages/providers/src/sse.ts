@@ -56,3 +56,30 @@ export async function* ndjsonLines(body: ReadableStream<Uint8Array>): AsyncGener
     reader.releaseLock();
   }
 }
+
+/** NDJSON lines grouped per network read (one await per read, not per line). */
+export async function* ndjsonLineBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      const lines: string[] = [];
+      let start = 0;
+      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n', start)) {
+        const line = buffer.slice(start, nl).trim();
+        start = nl + 1;
+        if (line !== '') lines.push(line);
+      }
+      buffer = buffer.slice(start);
+      if (lines.length > 0) yield lines;
+    }
+    buffer += decoder.decode();
+    if (buffer.trim() !== '') yield [buffer.trim()];
+  } finally {
+    reader.releaseLock();
+  }
+}

@@ -12,6 +12,7 @@ import { ProviderError } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
 import { abortError, classifyHttpError, errorFields, type HttpErrorInput } from '../http-error.js';
+import { flattenBatches } from '../event-batches.js';
 import { postStream, streamFailure } from '../http.js';
 import { sseEventBatches } from '../sse.js';
 import { MessagesStreamDecoder, type StreamEvent } from './decode.js';
@@ -57,7 +58,11 @@ export class AnthropicClient implements StreamingChatClient {
     this.url = joinUri(endpoint.baseUri, 'v1/messages');
   }
 
-  async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+  stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+    return flattenBatches(this.batches(request, signal), signal);
+  }
+
+  private async *batches(request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent[]> {
     const body = encodeRequest(request, { provider: this.provider, model: this.settings });
     const headers: Record<string, string> = {
       'anthropic-version': ANTHROPIC_VERSION,
@@ -77,11 +82,19 @@ export class AnthropicClient implements StreamingChatClient {
     const decoder = new MessagesStreamDecoder(this.provider);
     try {
       for await (const batch of sseEventBatches(stream)) {
-        for (const event of batch) {
-          yield* decoder.push(parseEvent(this.provider, event.data), event.event);
-          if (signal?.aborted) throw abortError();
-          if (decoder.stopped) break;
+        const out: ChatEvent[] = [];
+        try {
+          for (const event of batch) {
+            for (const e of decoder.push(parseEvent(this.provider, event.data), event.event)) out.push(e);
+            if (signal?.aborted) throw abortError();
+            if (decoder.stopped) break;
+          }
+        } catch (error) {
+          // Events decoded before a mid-stream error still reach the consumer first.
+          if (out.length > 0) yield out;
+          throw error;
         }
+        yield out;
         if (decoder.stopped) break;
       }
     } catch (error) {
@@ -95,7 +108,7 @@ export class AnthropicClient implements StreamingChatClient {
         message: `${this.provider} stream ended without a stop reason${decoder.stopped ? '' : ' (the connection closed early)'}.`,
       });
     }
-    yield* decoder.close();
+    yield [...decoder.close()];
   }
 }
 

@@ -14,6 +14,7 @@ import { ProviderError } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
 import { abortError, classifyHttpError, type HttpErrorInput } from '../http-error.js';
+import { flattenBatches } from '../event-batches.js';
 import { postStream, streamFailure } from '../http.js';
 import { sseEventBatches } from '../sse.js';
 import { GeminiChunkDecoder } from './decode.js';
@@ -39,7 +40,11 @@ export class GeminiClient implements StreamingChatClient {
     );
   }
 
-  async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+  stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+    return flattenBatches(this.batches(request, signal), signal);
+  }
+
+  private async *batches(request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent[]> {
     const body = encodeRequest(request, { provider: this.provider, model: this.settings });
     const headers: Record<string, string> = { 'user-agent': USER_AGENT };
     if (this.endpoint.apiKey) headers['x-goog-api-key'] = this.endpoint.apiKey;
@@ -55,10 +60,16 @@ export class GeminiClient implements StreamingChatClient {
     const decoder = new GeminiChunkDecoder();
     try {
       for await (const batch of sseEventBatches(stream)) {
-        for (const event of batch) {
-          if (signal?.aborted) throw abortError();
-          yield* decoder.push(parseChunk(this.provider, event.data));
+        if (signal?.aborted) throw abortError();
+        const out: ChatEvent[] = [];
+        try {
+          for (const event of batch) for (const e of decoder.push(parseChunk(this.provider, event.data))) out.push(e);
+        } catch (error) {
+          // Events decoded before a mid-stream error still reach the consumer first.
+          if (out.length > 0) yield out;
+          throw error;
         }
+        yield out;
       }
     } catch (error) {
       throw streamFailure(this.provider, error, signal);
@@ -71,7 +82,7 @@ export class GeminiClient implements StreamingChatClient {
         message: `${this.provider} stream ended without a finish reason.`,
       });
     }
-    yield* decoder.close();
+    yield [...decoder.close()];
   }
 }
 

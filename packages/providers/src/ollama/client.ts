@@ -14,8 +14,9 @@ import type { ChatEvent, ChatRequest, ClientCapabilities, StreamingChatClient } 
 import { ProviderError } from '@crystal/core';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
 import { abortError, classifyHttpError, errorFields, type HttpErrorInput } from '../http-error.js';
+import { flattenBatches } from '../event-batches.js';
 import { postStream, streamFailure } from '../http.js';
-import { ndjsonLines } from '../sse.js';
+import { ndjsonLineBatches } from '../sse.js';
 import type { ClientFactory } from '../create-client.js';
 import { OllamaChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
@@ -37,7 +38,11 @@ export class OllamaChatClient implements StreamingChatClient {
     this.url = joinUri(endpoint.baseUri, 'api/chat');
   }
 
-  async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+  stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+    return flattenBatches(this.batches(request, signal), signal);
+  }
+
+  private async *batches(request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent[]> {
     const body = encodeRequest(request, { provider: this.provider, model: this.settings });
     const headers: Record<string, string> = { 'user-agent': USER_AGENT };
     // Local Ollama needs no key; Ollama cloud takes a bearer key.
@@ -53,9 +58,20 @@ export class OllamaChatClient implements StreamingChatClient {
     });
     const decoder = new OllamaChunkDecoder();
     try {
-      for await (const line of ndjsonLines(stream)) {
+      for await (const lines of ndjsonLineBatches(stream)) {
         if (signal?.aborted) throw abortError();
-        yield* decoder.push(parseLine(this.provider, line));
+        const out: ChatEvent[] = [];
+        try {
+          for (const line of lines) {
+            for (const e of decoder.push(parseLine(this.provider, line))) out.push(e);
+            if (decoder.finished) break;
+          }
+        } catch (error) {
+          // Events decoded before a mid-stream error still reach the consumer first.
+          if (out.length > 0) yield out;
+          throw error;
+        }
+        yield out;
         if (decoder.finished) break;
       }
     } catch (error) {

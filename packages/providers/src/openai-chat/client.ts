@@ -13,6 +13,7 @@ import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AG
 import { abortError, errorFields } from '../http-error.js';
 import { postStream, streamFailure } from '../http.js';
 import { sseEventBatches } from '../sse.js';
+import { flattenBatches } from '../event-batches.js';
 import type { ClientFactory } from '../create-client.js';
 import { ChatChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
@@ -34,7 +35,11 @@ export class OpenAiChatClient implements StreamingChatClient {
     this.url = joinUri(endpoint.baseUri, 'chat/completions');
   }
 
-  async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+  stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+    return flattenBatches(this.batches(request, signal), signal);
+  }
+
+  private async *batches(request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent[]> {
     const body = encodeRequest(request, {
       provider: this.provider,
       model: this.settings,
@@ -47,13 +52,21 @@ export class OpenAiChatClient implements StreamingChatClient {
     let done = false;
     try {
       for await (const batch of sseEventBatches(stream)) {
-        for (const event of batch) {
-          if (event.data === '[DONE]') {
-            done = true;
-            break;
+        const out: ChatEvent[] = [];
+        try {
+          for (const event of batch) {
+            if (event.data === '[DONE]') {
+              done = true;
+              break;
+            }
+            for (const e of decoder.push(parseChunk(this.provider, event.data))) out.push(e);
           }
-          yield* decoder.push(parseChunk(this.provider, event.data));
+        } catch (error) {
+          // Events decoded before a mid-stream error still reach the consumer first.
+          if (out.length > 0) yield out;
+          throw error;
         }
+        yield out;
         if (done) break;
       }
     } catch (error) {
@@ -67,7 +80,7 @@ export class OpenAiChatClient implements StreamingChatClient {
         message: `${this.provider} stream ended without a finish reason${done ? '' : ' (the connection closed early)'}.`,
       });
     }
-    yield* decoder.close();
+    yield [...decoder.close()];
   }
 }
 

@@ -16,6 +16,7 @@ import { ProviderError } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
 import { abortError } from '../http-error.js';
+import { flattenBatches } from '../event-batches.js';
 import { postStream, streamFailure } from '../http.js';
 import { sseEventBatches } from '../sse.js';
 import { ResponsesEventDecoder } from './decode.js';
@@ -38,7 +39,11 @@ export class OpenAiResponsesClient implements StreamingChatClient {
     this.url = joinUri(endpoint.baseUri, 'responses');
   }
 
-  async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+  stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+    return flattenBatches(this.batches(request, signal), signal);
+  }
+
+  private async *batches(request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent[]> {
     const body = encodeRequest(request, { provider: this.provider, model: this.settings });
     const headers: Record<string, string> = { 'user-agent': USER_AGENT };
     if (this.endpoint.apiKey) headers.authorization = `Bearer ${this.endpoint.apiKey}`;
@@ -46,11 +51,19 @@ export class OpenAiResponsesClient implements StreamingChatClient {
     const decoder = new ResponsesEventDecoder(this.provider);
     try {
       for await (const batch of sseEventBatches(stream)) {
-        for (const event of batch) {
-          if (event.data === '[DONE]') continue;
-          yield* decoder.push(parseEvent(this.provider, event.data), event.event);
-          if (decoder.finished) break;
+        const out: ChatEvent[] = [];
+        try {
+          for (const event of batch) {
+            if (event.data === '[DONE]') continue;
+            for (const e of decoder.push(parseEvent(this.provider, event.data), event.event)) out.push(e);
+            if (decoder.finished) break;
+          }
+        } catch (error) {
+          // Events decoded before a mid-stream error still reach the consumer first.
+          if (out.length > 0) yield out;
+          throw error;
         }
+        yield out;
         if (decoder.finished) break;
       }
     } catch (error) {

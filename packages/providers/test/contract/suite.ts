@@ -221,6 +221,34 @@ export function defineContractSuite(profile: WireProfile): void {
       expect(fake?.requests).toHaveLength(0);
     });
 
+    it('MODEL-2 audioInput and videoInput are stored declarations that change no capability or request', async () => {
+      const plain = await client([{ text: 'x' }], { imageInput: false });
+      await collect(plain);
+      const baseline = JSON.stringify(fake?.requests[0]?.body);
+      const declared = await client([{ text: 'x' }], { imageInput: false, audioInput: true, videoInput: true });
+      expect(declared.capabilities).toEqual(plain.capabilities);
+      await collect(declared);
+      expect(JSON.stringify(fake?.requests[0]?.body)).toBe(baseline);
+    });
+
+    it('MODEL-4 the adapter emits only text, reasoning, tool-call, usage and finish events', async () => {
+      const c = await client([
+        { reasoning: 'r', text: 'a b', toolCalls: [{ name: 'read', arguments: { path: 'x' } }], usage: { input: 1, output: 2 } },
+      ]);
+      const allowed = new Set([
+        'text-delta',
+        'reasoning-delta',
+        'reasoning-state',
+        'tool-call-delta',
+        'tool-call',
+        'usage',
+        'finish',
+      ]);
+      const events = await collect(c);
+      expect(events.filter((e) => !allowed.has(e.type))).toEqual([]);
+      expect(events.filter((e) => e.type === 'finish')).toHaveLength(1);
+    });
+
     it('CORE-2 a model that declares imageInput gets a multimodal client', async () => {
       const c = await client([{ text: 'x' }], { imageInput: true });
       expect(c.capabilities.imageInput).toBe(true);
