@@ -235,7 +235,10 @@ describe('crystal --version and --help', () => {
 describe('crystal run on every wire', () => {
   for (const protocol of ['openai', 'deepseek', 'responses', 'anthropic', 'gemini', 'ollama']) {
     it(`WIRE-1 completes a turn with text, reasoning and usage over the ${protocol} wire`, async () => {
-      fake = await FakeProvider.start({ wire: protocol, replies: [{ reasoning: 'hmm', text: `hello over ${protocol}`, usage: { input: 9, output: 4 } }] });
+      fake = await FakeProvider.start({
+        wire: protocol,
+        replies: [{ reasoning: 'hmm', text: `hello over ${protocol}`, usage: { input: 9, output: 4 } }],
+      });
       home = tempHome(fakeConfig(fake.baseUriFor(protocol), {}, protocol));
       const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path });
       expect(result.stderr).toBe('');
