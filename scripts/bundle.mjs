@@ -32,5 +32,7 @@ await build({
   banner: {
     js: "import { createRequire as __crystalRequire } from 'node:module'; const require = __crystalRequire(import.meta.url);",
   },
+  // Native addons stay outside the bundle and load from node_modules when first used.
+  external: ['sharp'],
   logLevel: 'warning',
 });
