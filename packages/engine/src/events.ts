@@ -41,6 +41,8 @@ export interface TurnResult {
 
 export type EngineEvent =
   | { readonly type: 'turn-started'; readonly text: string }
+  /** A queued follow-up joined the running turn after a tool batch (QUEUE-3). */
+  | { readonly type: 'follow-up-sent'; readonly text: string }
   /** A model round begins (`attempt` counts retries of the same round from 0). */
   | { readonly type: 'round-started'; readonly round: number; readonly attempt: number }
   | { readonly type: 'text-delta'; readonly text: string }

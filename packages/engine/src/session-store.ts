@@ -40,6 +40,8 @@ export interface SessionState {
   /** The last round's reported usage. */
   usage: Usage;
   cumulativeUsage: Usage;
+  /** Follow-ups queued while a turn ran, saved as they change so a crash does not lose them. */
+  queued: string[];
 }
 
 interface UsageShape {
@@ -115,6 +117,7 @@ function headFields(state: SessionState): Record<string, unknown> {
     toolCalls: state.toolCalls,
     usage: usageShape(state.usage),
     cumulativeUsage: usageShape(state.cumulativeUsage),
+    queued: state.queued,
   };
 }
 
@@ -169,18 +172,21 @@ export class SessionFiles {
   private async saveNow(state: SessionState): Promise<string> {
     const dir = sessionsDir(this.home);
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    const contextBody = state.context[0]?.role === 'system' ? state.context.slice(1) : state.context;
+    // One consistent snapshot of both transcripts and the head, taken before any await.
+    const contextBody = state.context[0]?.role === 'system' ? state.context.slice(1) : [...state.context];
+    const archiveNow = [...state.archive];
+    const fields = headFields(state);
     const old: string[] = [];
     let generation = this.generation;
     const nextFile = (kind: 'archive' | 'context'): string => {
       generation++;
       return `${this.id}.${kind}.${generation}.jsonl`;
     };
-    const archive = await this.persist(dir, this.archive, state.archive, () => nextFile('archive'), old);
+    const archive = await this.persist(dir, this.archive, archiveNow, () => nextFile('archive'), old);
     const context = await this.persist(dir, this.context, contextBody, () => nextFile('context'), old);
     const head: LogHead = { version: 1, generation, archive: archive.ref, context: context.ref };
     const path = sessionPath(this.home, this.id);
-    await writeFileAtomic(path, `${JSON.stringify({ ...headFields(state), items: null, archive: null, log: head }, null, 2)}\n`);
+    await writeFileAtomic(path, `${JSON.stringify({ ...fields, items: null, archive: null, log: head }, null, 2)}\n`);
     this.generation = generation;
     this.archive = archive;
     this.context = context;
@@ -188,14 +194,19 @@ export class SessionFiles {
     return path;
   }
 
-  /** Appends what is new, or writes a new generation when the transcript was rewritten. */
+  /**
+   * Appends what is new, or writes a new generation when the transcript was rewritten. `live`
+   * is a snapshot taken before the first await: a turn may append while the write runs, and
+   * those later messages belong to the next save, not to the bytes written now.
+   */
   private async persist(
     dir: string,
     persisted: PersistedLog | undefined,
-    messages: readonly ChatMessage[],
+    live: readonly ChatMessage[],
     nextFile: () => string,
     old: string[],
   ): Promise<PersistedLog> {
+    const messages = live as ChatMessage[];
     if (persisted?.extends(messages)) {
       const fresh = messages.slice(persisted.committed.length);
       if (fresh.length === 0) return persisted;
@@ -203,14 +214,14 @@ export class SessionFiles {
       await writeAt(join(dir, persisted.ref.file), persisted.ref.bytes, data);
       return new PersistedLog(
         { file: persisted.ref.file, bytes: persisted.ref.bytes + Buffer.byteLength(data), messages: messages.length },
-        [...persisted.committed, ...fresh],
+        messages,
       );
     }
     const file = nextFile();
     const data = messages.map(messageLine).join('');
     await writeAt(join(dir, file), 0, data);
     if (persisted) old.push(persisted.ref.file);
-    return new PersistedLog({ file, bytes: Buffer.byteLength(data), messages: messages.length }, [...messages]);
+    return new PersistedLog({ file, bytes: Buffer.byteLength(data), messages: messages.length }, messages);
   }
 
   /** Loads a session; a missing, empty or unreadable head is a clear error (CLI-1). */
@@ -272,6 +283,7 @@ export class SessionFiles {
       toolCalls: num('toolCalls'),
       usage: usageOf(raw.usage),
       cumulativeUsage: usageOf(raw.cumulativeUsage),
+      queued: Array.isArray(raw.queued) ? raw.queued.filter((q): q is string => typeof q === 'string') : [],
     };
     return { state, files, notes };
   }

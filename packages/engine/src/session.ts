@@ -23,7 +23,7 @@ import type { Config } from './config/schema.js';
 import { resolveApiKey } from './credentials.js';
 import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
-import { listSessions, newSessionId, SessionFiles, type SessionState } from './session-store.js';
+import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession } from './session-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { runTurn } from './turn.js';
 import { UsageError } from './errors.js';
@@ -46,6 +46,23 @@ export interface SessionOptions {
   readonly clock?: Clock;
   readonly env?: NodeJS.ProcessEnv;
   readonly clientOptions?: ClientOptions;
+}
+
+export interface SessionSnapshot {
+  readonly id: string;
+  readonly workspace: string;
+  readonly provider: string;
+  readonly model: string;
+  readonly createdUtc: string;
+  readonly userTurns: number;
+  readonly modelCalls: number;
+  readonly toolCalls: number;
+  readonly lastUsage: import('@crystal/core').Usage;
+  readonly cumulativeUsage: import('@crystal/core').Usage;
+  readonly archiveMessages: number;
+  readonly contextMessages: number;
+  /** HIST-6: tool share read from the archive. */
+  readonly toolShare: readonly { readonly name: string; readonly count: number }[];
 }
 
 export class Session {
@@ -102,6 +119,7 @@ export class Session {
       toolCalls: 0,
       usage: emptyUsage,
       cumulativeUsage: emptyUsage,
+      queued: [],
     };
     state.provider = client.provider;
     state.model = client.model;
@@ -168,7 +186,7 @@ export class Session {
   }
 
   /** Runs one turn for a user message. Slash commands are not handled here. */
-  async send(text: string): Promise<TurnResult> {
+  async send(text: string, hooks: { takeFollowUps?: () => readonly string[] } = {}): Promise<TurnResult> {
     if (this.busy) throw new UsageError('A turn is already running; wait for it or cancel it first.');
     this.busy = true;
     const controller = new AbortController();
@@ -210,6 +228,7 @@ export class Session {
           ...(this.options.thinking ? { thinking: this.options.thinking } : {}),
           signal: controller.signal,
           publish: this.publish,
+          ...(hooks.takeFollowUps ? { takeFollowUps: hooks.takeFollowUps } : {}),
         });
       } catch (error) {
         // A defect must not lose the user's message: report it, stop failed, save below.
@@ -239,6 +258,79 @@ export class Session {
       this.busy = false;
       this.controller = undefined;
     }
+  }
+
+  /** Follow-ups saved with the session (restored at resume). */
+  get queued(): readonly string[] {
+    return this.state.queued;
+  }
+
+  /** Saves the queue with the session as it changes, so a crash does not lose queued text. */
+  async setQueued(items: readonly string[]): Promise<void> {
+    this.state.queued = [...items];
+    if (this.state.archive.length > 0 || items.length > 0) await this.save();
+  }
+
+  get workspace(): string {
+    return this.options.workspace;
+  }
+
+  get home(): string {
+    return this.options.home;
+  }
+
+  get openOptions(): SessionOptions {
+    return this.options;
+  }
+
+  /** Counters and usage for /status and /stats. */
+  snapshot(): SessionSnapshot {
+    const toolCounts = new Map<string, number>();
+    for (const message of this.state.archive) {
+      for (const part of message.content) {
+        if (part.type === 'tool-call') toolCounts.set(part.name, (toolCounts.get(part.name) ?? 0) + 1);
+      }
+    }
+    return {
+      id: this.state.id,
+      workspace: this.options.workspace,
+      provider: this.state.provider,
+      model: this.state.model,
+      createdUtc: this.state.createdUtc,
+      userTurns: this.state.userTurns,
+      modelCalls: this.state.modelCalls,
+      toolCalls: this.state.toolCalls,
+      lastUsage: this.state.usage,
+      cumulativeUsage: this.state.cumulativeUsage,
+      archiveMessages: this.state.archive.length,
+      contextMessages: this.state.context.length,
+      toolShare: [...toolCounts.entries()].sort((a, b) => b[1] - a[1]).map(([name, count]) => ({ name, count })),
+    };
+  }
+
+  /** The whole session in the reference's single-file shape (export, fork). */
+  exportJson(): string {
+    return serialiseSession(this.state);
+  }
+
+  /**
+   * Copies transcripts, counters and usage baseline to a new id and saves it (reference §4.5);
+   * the source stays untouched. Returns the new id.
+   */
+  async forkTo(): Promise<string> {
+    await this.save();
+    const now = new Date().toISOString();
+    const copy: SessionState = {
+      ...this.state,
+      id: newSessionId(),
+      createdUtc: now,
+      updatedUtc: now,
+      context: [...this.state.context],
+      archive: [...this.state.archive],
+      queued: [],
+    };
+    await SessionFiles.create(this.options.home, copy.id).save(copy);
+    return copy.id;
   }
 
   async save(): Promise<string> {

@@ -37,6 +37,11 @@ export interface TurnInput {
   readonly publish: (event: EngineEvent) => void;
   /** True when a tool call was denied by the operator policy during this turn. */
   readonly wasDenied?: () => boolean;
+  /**
+   * QUEUE-3: follow-ups queued while the batch ran; taken when a tool batch ends and sent
+   * with the next round as user messages (TURN-1: never in the middle of a round).
+   */
+  readonly takeFollowUps?: () => readonly string[];
 }
 
 export interface TurnOutcome {
@@ -179,6 +184,12 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     input.publish({ type: 'tool-results', results });
     for (const [i, res] of results.entries()) toolCalls.push(recordOf(result.calls[i] as ParsedToolCall, res));
     if (input.signal.aborted) return outcome('interrupted');
+    for (const followUp of input.takeFollowUps?.() ?? []) {
+      const message: ChatMessage = { role: 'user', content: [{ type: 'text', text: followUp }] };
+      input.context.push(message);
+      input.commit(message);
+      input.publish({ type: 'follow-up-sent', text: followUp });
+    }
   }
 }
 

@@ -1,0 +1,109 @@
+/**
+ * The slash-command registry (TUI-5): one place for names, aliases, when a command may run, and
+ * argument completion. Surfaces only render what a command returns.
+ */
+
+/** When a command may run while the session is busy. */
+export type CommandPhase =
+  /** Reports state or adjusts the display: runs at once, also during a turn or compaction (QUEUE-10). */
+  | 'report'
+  /** Stops a busy turn, then runs in typed order; refused during compaction (QUEUE-6..9). */
+  | 'stop-and-run'
+  /** Quits: stops a busy turn or compaction, then exits (QUEUE-6, QUEUE-11). */
+  | 'quit'
+  /** Changes the session, workspace or model: refused while a turn or compaction runs. */
+  | 'idle-only'
+  /** A side question: its own request, runs at once (BTW-2). */
+  | 'side';
+
+export type CommandOutput =
+  | { readonly kind: 'text'; readonly title?: string; readonly text: string }
+  | { readonly kind: 'error'; readonly text: string }
+  | { readonly kind: 'none' };
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly aliases: readonly string[];
+  readonly usage: string;
+  readonly summary: string;
+  readonly phase: CommandPhase;
+  /** Completions for the argument typed so far. */
+  readonly complete?: (argument: string) => readonly string[] | Promise<readonly string[]>;
+}
+
+export interface ParsedCommand {
+  readonly spec: CommandSpec;
+  /** The name as typed (an alias, maybe). */
+  readonly typed: string;
+  readonly argument: string;
+  readonly raw: string;
+}
+
+export const COMMANDS: readonly CommandSpec[] = [
+  { name: 'help', aliases: ['h'], usage: '/help', summary: 'Shortcuts and commands.', phase: 'report' },
+  { name: 'status', aliases: [], usage: '/status', summary: 'Workspace, model, tokens and options.', phase: 'report' },
+  { name: 'model', aliases: [], usage: '/model [provider] [model]', summary: 'List or switch models.', phase: 'idle-only' },
+  {
+    name: 'thinking',
+    aliases: ['think', 'effort'],
+    usage: '/thinking [gear]',
+    summary: 'Cycle or set the thinking gear.',
+    phase: 'idle-only',
+  },
+  {
+    name: 'approval',
+    aliases: [],
+    usage: '/approval [default|edit|full]',
+    summary: 'Cycle or set the approval mode.',
+    phase: 'idle-only',
+  },
+  { name: 'compact', aliases: ['summarize'], usage: '/compact', summary: 'Summarise older turns now.', phase: 'idle-only' },
+  { name: 'clear', aliases: ['new'], usage: '/clear', summary: 'New conversation, new id.', phase: 'stop-and-run' },
+  { name: 'resume', aliases: ['continue'], usage: '/resume [id]', summary: 'Resume a saved session.', phase: 'stop-and-run' },
+  { name: 'sessions', aliases: [], usage: '/sessions [all]', summary: 'List saved sessions.', phase: 'report' },
+  { name: 'fork', aliases: [], usage: '/fork [id]', summary: 'Branch this session to a new id.', phase: 'stop-and-run' },
+  { name: 'export', aliases: [], usage: '/export [json|markdown] [path]', summary: 'Export the conversation.', phase: 'report' },
+  { name: 'todos', aliases: ['todo'], usage: '/todos', summary: 'Print the todo list.', phase: 'report' },
+  { name: 'stats', aliases: [], usage: '/stats', summary: 'Session statistics.', phase: 'report' },
+  { name: 'btw', aliases: ['side'], usage: '/btw <question>', summary: 'Ask a side question.', phase: 'side' },
+  { name: 'quit', aliases: ['q', 'exit'], usage: '/quit', summary: 'Exit.', phase: 'quit' },
+];
+
+const byName = new Map<string, CommandSpec>();
+for (const spec of COMMANDS) for (const name of [spec.name, ...spec.aliases]) byName.set(name, spec);
+
+export function isCommand(text: string): boolean {
+  return text.trimStart().startsWith('/');
+}
+
+/** Parses `/name argument…`; an unknown name is null (surfaces print `unknown command`). */
+export function parseCommand(text: string): ParsedCommand | null {
+  const raw = text.trim();
+  const match = /^\/(\S+)\s*([\s\S]*)$/.exec(raw);
+  if (!match) return null;
+  const typed = (match[1] as string).toLowerCase();
+  const spec = byName.get(typed);
+  if (!spec) return null;
+  return { spec, typed, argument: (match[2] as string).trim(), raw };
+}
+
+/** Picker entries for a `/` prefix: commands whose name or alias starts with it. */
+export function commandCompletions(prefix: string): CommandSpec[] {
+  const typed = prefix.replace(/^\//, '').toLowerCase();
+  return COMMANDS.filter((spec) => [spec.name, ...spec.aliases].some((n) => n.startsWith(typed)));
+}
+
+export function helpText(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.usage.length));
+  const lines = COMMANDS.map((c) => {
+    const aliases = c.aliases.length > 0 ? ` (${c.aliases.map((a) => `/${a}`).join(', ')})` : '';
+    return `${c.usage.padEnd(width)}  ${c.summary}${aliases}`;
+  });
+  return [
+    'Commands:',
+    ...lines,
+    '',
+    'Keys: Enter sends (queues while busy), Ctrl+J or \\+Enter inserts a newline, Tab toggles Plan/Work,',
+    'Up/Down history, Ctrl+C interrupts (twice on an empty prompt exits), empty Enter sends the queue now.',
+  ].join('\n');
+}

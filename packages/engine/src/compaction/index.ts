@@ -1,0 +1,6 @@
+export * from './estimate.js';
+export * from './prune.js';
+export * from './split.js';
+export * from './serialise.js';
+export * from './prompts.js';
+export * from './compactor.js';

@@ -1,0 +1,349 @@
+/**
+ * The session controller: the one engine face the terminal and the Web host drive (DESIGN.md).
+ * An explicit state machine (idle, turn, tool batch, compacting) owns the follow-up queue and
+ * command scheduling of QUEUE-1..13, so surfaces only forward input and render state.
+ */
+import { join } from 'node:path';
+import { writeFileAtomic } from './atomic-write.js';
+import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseCommand } from './commands/registry.js';
+import type { EngineEvent, TurnResult } from './events.js';
+import { Session, type SessionOptions } from './session.js';
+import { listSessions } from './session-store.js';
+
+export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
+
+export type QueueItem =
+  | { readonly id: number; readonly kind: 'message'; readonly text: string }
+  | { readonly id: number; readonly kind: 'command'; readonly text: string };
+
+export type ControllerEvent =
+  | EngineEvent
+  | { readonly type: 'activity'; readonly activity: Activity }
+  | { readonly type: 'queue'; readonly items: readonly QueueItem[] }
+  | { readonly type: 'command-output'; readonly command: string; readonly output: CommandOutput }
+  | { readonly type: 'session-changed'; readonly sessionId: string; readonly replayed: boolean }
+  | { readonly type: 'quit'; readonly sessionId: string };
+
+export type ControllerListener = (event: ControllerEvent) => void;
+
+/** What Ctrl+C did (QUEUE-12, QUEUE-13); clearing the composer is the surface's part. */
+export type CtrlCOutcome = 'interrupted' | 'clear-composer' | 'exit-armed' | 'exit';
+
+export class SessionController {
+  private readonly listeners = new Set<ControllerListener>();
+  private queueItems: QueueItem[] = [];
+  private nextId = 1;
+  private current: Activity = 'idle';
+  private running: Promise<void> | undefined;
+  private unsubscribe: () => void;
+  private ctrlCArmed = false;
+  private quitting = false;
+
+  private constructor(private active: Session) {
+    this.unsubscribe = active.on(this.forward);
+    // Queued follow-ups saved before a crash are offered back (sent on the next Enter).
+    for (const text of active.queued) this.queueItems.push({ id: this.nextId++, kind: 'message', text });
+  }
+
+  static async open(options: SessionOptions): Promise<SessionController> {
+    return new SessionController(await Session.open(options));
+  }
+
+  get session(): Session {
+    return this.active;
+  }
+
+  get activity(): Activity {
+    return this.current;
+  }
+
+  get queue(): readonly QueueItem[] {
+    return this.queueItems;
+  }
+
+  on(listener: ControllerListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: ControllerEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private forward = (event: EngineEvent): void => {
+    if (event.type === 'tool-calls') this.setActivity('tool_batch');
+    else if (event.type === 'tool-results' || event.type === 'round-started') this.setActivity('turn');
+    this.emit(event);
+  };
+
+  private setActivity(activity: Activity): void {
+    if (this.current === activity) return;
+    this.current = activity;
+    this.emit({ type: 'activity', activity });
+  }
+
+  /** Resolves once the session is idle with nothing left to send. */
+  async whenIdle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /**
+   * Enter in the composer. Text starts a turn when idle and is queued while busy (QUEUE-1,
+   * QUEUE-2); an empty Enter with queued follow-ups interrupts so the queue goes now (QUEUE-4),
+   * and does nothing with an empty queue (QUEUE-5). Slash commands follow their phase.
+   */
+  submit(text: string): void {
+    this.ctrlCArmed = false;
+    if (text.trim() === '') {
+      if (!this.queueItems.some((i) => i.kind === 'message')) return;
+      if (this.current === 'idle') this.pump();
+      else this.active.cancel();
+      return;
+    }
+    if (isCommand(text)) {
+      this.command(text);
+      return;
+    }
+    this.enqueue({ id: this.nextId++, kind: 'message', text });
+    if (this.current === 'idle') this.pump();
+  }
+
+  /** Ctrl+C: interrupts a busy turn without dropping queued text (QUEUE-12); when idle, clears, then exits on the second press (QUEUE-13). */
+  ctrlC(composerEmpty: boolean): CtrlCOutcome {
+    if (this.current !== 'idle') {
+      this.active.cancel();
+      return 'interrupted';
+    }
+    if (!composerEmpty) {
+      this.ctrlCArmed = false;
+      return 'clear-composer';
+    }
+    if (this.ctrlCArmed) {
+      void this.quit();
+      return 'exit';
+    }
+    this.ctrlCArmed = true;
+    return 'exit-armed';
+  }
+
+  private command(text: string): void {
+    const parsed = parseCommand(text);
+    if (!parsed) {
+      this.emit({
+        type: 'command-output',
+        command: text.trim(),
+        output: { kind: 'error', text: `unknown command ${text.trim().split(/\s/)[0]}` },
+      });
+      return;
+    }
+    const busy = this.current !== 'idle';
+    switch (parsed.spec.phase) {
+      case 'report':
+        void this.runCommand(parsed);
+        return;
+      case 'side':
+        this.emit({
+          type: 'command-output',
+          command: parsed.raw,
+          output: { kind: 'error', text: 'Side questions are not available yet.' },
+        });
+        return;
+      case 'quit':
+        void this.quit();
+        return;
+      case 'idle-only':
+        if (busy) {
+          const what = this.current === 'compacting' ? 'compaction' : 'a turn';
+          this.emit({
+            type: 'command-output',
+            command: parsed.raw,
+            output: { kind: 'error', text: `/${parsed.spec.name} cannot run during ${what}; wait for it or press Ctrl+C.` },
+          });
+          return;
+        }
+        void this.runCommand(parsed);
+        return;
+      case 'stop-and-run':
+        if (this.current === 'compacting') {
+          this.emit({
+            type: 'command-output',
+            command: parsed.raw,
+            output: { kind: 'error', text: `/${parsed.spec.name} cannot run during compaction; wait for it or press Ctrl+C.` },
+          });
+          return;
+        }
+        // QUEUE-7/8: it waits in the queue in typed order; follow-up text queued before it is dropped.
+        this.queueItems = this.queueItems.filter((i) => i.kind === 'command');
+        this.enqueue({ id: this.nextId++, kind: 'command', text: parsed.raw });
+        if (busy) this.active.cancel();
+        else this.pump();
+        return;
+    }
+  }
+
+  private enqueue(item: QueueItem): void {
+    this.queueItems.push(item);
+    this.queueChanged();
+  }
+
+  private queueChanged(): void {
+    this.emit({ type: 'queue', items: [...this.queueItems] });
+    const texts = this.queueItems.filter((i) => i.kind === 'message').map((i) => i.text);
+    void this.active.setQueued(texts).catch((error: unknown) => {
+      this.emit({ type: 'error', message: `Could not save the queue: ${(error as Error).message}` });
+    });
+  }
+
+  /** Takes queued follow-ups up to the first queued command (commands keep their place). */
+  private takeMessages(): string[] {
+    const taken: string[] = [];
+    while (this.queueItems[0]?.kind === 'message') taken.push((this.queueItems.shift() as QueueItem).text);
+    if (taken.length > 0) this.queueChanged();
+    return taken;
+  }
+
+  private pump(): void {
+    if (this.running || this.quitting) return;
+    this.running = (async () => {
+      try {
+        while (this.queueItems.length > 0 && !this.quitting) {
+          const head = this.queueItems[0] as QueueItem;
+          if (head.kind === 'command') {
+            this.queueItems.shift();
+            this.queueChanged();
+            const parsed = parseCommand(head.text);
+            if (parsed) await this.runCommand(parsed);
+            continue;
+          }
+          const text = this.takeMessages().join('\n\n');
+          await this.runTurn(text);
+        }
+      } finally {
+        this.running = undefined;
+        this.setActivity('idle');
+      }
+    })();
+  }
+
+  private async runTurn(text: string): Promise<TurnResult> {
+    this.setActivity('turn');
+    try {
+      return await this.active.send(text, { takeFollowUps: () => this.takeMessages() });
+    } finally {
+      this.setActivity('idle');
+    }
+  }
+
+  private async runCommand(command: ParsedCommand): Promise<void> {
+    let output: CommandOutput;
+    try {
+      output = await this.execute(command);
+    } catch (error) {
+      output = { kind: 'error', text: error instanceof Error ? error.message : String(error) };
+    }
+    this.emit({ type: 'command-output', command: command.raw, output });
+  }
+
+  private async execute(command: ParsedCommand): Promise<CommandOutput> {
+    const arg = command.argument;
+    switch (command.spec.name) {
+      case 'help':
+        return { kind: 'text', title: 'Help', text: helpText() };
+      case 'status':
+        return { kind: 'text', title: 'Status', text: this.statusText() };
+      case 'stats':
+        return { kind: 'text', title: 'Stats', text: this.statsText() };
+      case 'sessions': {
+        const all = arg === 'all';
+        const sessions = await listSessions(this.active.home, all ? undefined : this.active.workspace);
+        if (sessions.length === 0)
+          return { kind: 'text', text: all ? 'No saved sessions.' : 'No saved sessions in this workspace.' };
+        const lines = sessions.map(
+          (s) =>
+            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} messages  ${s.title}${all ? `  (${s.workspace})` : ''}`,
+        );
+        return { kind: 'text', title: 'Sessions', text: lines.join('\n') };
+      }
+      case 'export': {
+        const [format = 'json', path] = arg.split(/\s+/).filter(Boolean);
+        if (format !== 'json') return { kind: 'error', text: 'Export supports: /export json [path].' };
+        const target = path ?? join(this.active.home, 'exports', `${this.active.id}.json`);
+        await writeFileAtomic(target, this.active.exportJson());
+        return { kind: 'text', text: `Exported to ${target}` };
+      }
+      case 'clear':
+        await this.replace({ resume: undefined, continueLatest: false }, false);
+        return { kind: 'text', text: `New conversation ${this.active.id}.` };
+      case 'resume': {
+        if (arg === '') return this.execute({ ...command, spec: { ...command.spec, name: 'sessions' }, argument: '' });
+        await this.replace({ resume: arg, continueLatest: false }, true);
+        return { kind: 'text', text: `Resumed ${this.active.id}.` };
+      }
+      case 'fork': {
+        const source =
+          arg === '' ? this.active : await Session.open({ ...this.active.openOptions, resume: arg, continueLatest: false });
+        const id = await source.forkTo();
+        await this.replace({ resume: id, continueLatest: false }, true);
+        return { kind: 'text', text: `Forked to ${id}; the source session is unchanged.` };
+      }
+      default:
+        return { kind: 'error', text: `/${command.spec.name} is not available yet in this version.` };
+    }
+  }
+
+  /** Saves the current session, then opens another in its place (clear, resume, fork). */
+  private async replace(overrides: Partial<SessionOptions>, replayed: boolean): Promise<void> {
+    await this.active.save().catch(() => undefined);
+    const next = await Session.open({ ...this.active.openOptions, ...overrides });
+    this.unsubscribe();
+    this.active = next;
+    this.unsubscribe = next.on(this.forward);
+    this.emit({ type: 'session-changed', sessionId: next.id, replayed });
+  }
+
+  private statusText(): string {
+    const s = this.active.snapshot();
+    return [
+      `Workspace  ${s.workspace}`,
+      `Model      ${s.provider}/${s.model}`,
+      `Session    ${s.id}`,
+      `Tokens     in ${s.cumulativeUsage.inputTokens}, out ${s.cumulativeUsage.outputTokens} (last request in ${s.lastUsage.inputTokens})`,
+      `Activity   ${this.current}; ${this.queueItems.length} queued`,
+    ].join('\n');
+  }
+
+  private statsText(): string {
+    const s = this.active.snapshot();
+    const total = s.toolShare.reduce((sum, t) => sum + t.count, 0);
+    const tools = s.toolShare
+      .slice(0, 10)
+      .map((t) => `  ${t.name.padEnd(16)} ${String(t.count).padStart(5)}  ${((100 * t.count) / Math.max(1, total)).toFixed(0)}%`);
+    return [
+      'Overview',
+      `  turns ${s.userTurns}, model calls ${s.modelCalls}, tool calls ${s.toolCalls}`,
+      'Tokens',
+      `  input ${s.cumulativeUsage.inputTokens}, output ${s.cumulativeUsage.outputTokens}`,
+      'Tools',
+      ...(tools.length > 0 ? tools : ['  (none)']),
+    ].join('\n');
+  }
+
+  /** /quit: stops a busy turn or compaction, saves, and tells the surface to exit (QUEUE-6, QUEUE-11). */
+  async quit(): Promise<void> {
+    if (this.quitting) return;
+    this.quitting = true;
+    this.active.cancel();
+    await this.whenIdle();
+    if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
+    this.emit({ type: 'quit', sessionId: this.active.id });
+  }
+
+  /** Orderly exit: saves when the transcript holds anything. */
+  async close(): Promise<void> {
+    this.quitting = true;
+    this.active.cancel();
+    await this.whenIdle();
+    if (this.active.history().length > 0) await this.active.save();
+    this.unsubscribe();
+  }
+}
