@@ -70,9 +70,13 @@ export class SessionController {
     for (const listener of this.listeners) listener(event);
   }
 
+  private turnRunning = false;
+
   private forward = (event: EngineEvent): void => {
     if (event.type === 'tool-calls') this.setActivity('tool_batch');
     else if (event.type === 'tool-results' || event.type === 'round-started') this.setActivity('turn');
+    else if (event.type === 'compaction-started') this.setActivity('compacting');
+    else if (event.type === 'compaction-finished') this.setActivity(this.turnRunning ? 'turn' : 'idle');
     this.emit(event);
   };
 
@@ -82,9 +86,19 @@ export class SessionController {
     this.emit({ type: 'activity', activity });
   }
 
-  /** Resolves once the session is idle with nothing left to send. */
+  private readonly reports = new Set<Promise<void>>();
+
+  /** Resolves once the session is idle with nothing left to send and no command still running. */
   async whenIdle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running || this.reports.size > 0) {
+      if (this.running) await this.running;
+      await Promise.all([...this.reports]);
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.reports.add(work);
+    void work.finally(() => this.reports.delete(work));
   }
 
   /**
@@ -139,7 +153,7 @@ export class SessionController {
     const busy = this.current !== 'idle';
     switch (parsed.spec.phase) {
       case 'report':
-        void this.runCommand(parsed);
+        this.track(this.runCommand(parsed));
         return;
       case 'side':
         this.emit({
@@ -161,7 +175,9 @@ export class SessionController {
           });
           return;
         }
-        void this.runCommand(parsed);
+        // Runs in order with anything submitted after it.
+        this.enqueue({ id: this.nextId++, kind: 'command', text: parsed.raw });
+        this.pump();
         return;
       case 'stop-and-run':
         if (this.current === 'compacting') {
@@ -227,9 +243,11 @@ export class SessionController {
 
   private async runTurn(text: string): Promise<TurnResult> {
     this.setActivity('turn');
+    this.turnRunning = true;
     try {
       return await this.active.send(text, { takeFollowUps: () => this.takeMessages() });
     } finally {
+      this.turnRunning = false;
       this.setActivity('idle');
     }
   }
@@ -278,6 +296,21 @@ export class SessionController {
         if (arg === '') return this.execute({ ...command, spec: { ...command.spec, name: 'sessions' }, argument: '' });
         await this.replace({ resume: arg, continueLatest: false }, true);
         return { kind: 'text', text: `Resumed ${this.active.id}.` };
+      }
+      case 'compact': {
+        // COMPACT-4 / COMPACT-5: the call is awaited here while the surface keeps painting.
+        const result = await this.active.compactNow();
+        if (!result)
+          return {
+            kind: 'error',
+            text: 'The model has no contextWindow in the catalog, so there is nothing to compact against.',
+          };
+        if (result.skipped === 'nothing_earlier' || (result.outcome === 'unchanged' && !result.summary)) {
+          return { kind: 'text', text: 'Nothing earlier to compact' };
+        }
+        if (result.outcome === 'exhausted')
+          return { kind: 'error', text: `Compaction failed: ${result.error?.message ?? result.skipped ?? 'no summary'}` };
+        return { kind: 'text', title: 'Earlier context', text: result.summary ?? 'Old tool results were cleared.' };
       }
       case 'fork': {
         const source =

@@ -66,6 +66,15 @@ export type EngineEvent =
   | { readonly type: 'note'; readonly text: string }
   | { readonly type: 'error'; readonly message: string; readonly kind?: ProviderErrorKind }
   | { readonly type: 'turn-finished'; readonly result: TurnResult }
+  /** Compaction runs (COMPACT-1..5); surfaces show `Compacting` until it finishes. */
+  | { readonly type: 'compaction-started'; readonly forced: boolean }
+  | {
+      readonly type: 'compaction-finished';
+      readonly outcome: 'applied' | 'unchanged' | 'exhausted' | 'interrupted';
+      readonly summary?: string;
+      readonly skipped?: string;
+      readonly error?: string;
+    }
   | { readonly type: 'session-saved'; readonly path: string };
 
 export type EngineListener = (event: EngineEvent) => void;

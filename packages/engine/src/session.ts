@@ -25,6 +25,8 @@ import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
 import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession } from './session-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
+import { type CompactionResult, compact, compactionLimit, estimateTokens, shouldCompact } from './compaction/index.js';
+import type { ModelSettings } from '@crystal/providers';
 import { runTurn } from './turn.js';
 import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
@@ -75,6 +77,7 @@ export class Session {
     private readonly state: SessionState,
     private readonly files: SessionFiles,
     private client: StreamingChatClient,
+    private modelSettings: ModelSettings,
     private readonly limits: RunLimits,
     /** Operator notes from loading (a damaged transcript file, …), published on the first send. */
     private pendingNotes: string[],
@@ -91,18 +94,7 @@ export class Session {
       resumeId = latest.id;
     }
     const resumed = resumeId ? SessionFiles.load(options.home, resumeId) : undefined;
-    const selection = selectModel(options.config, { provider: options.provider, model: options.model });
-    const apiKey = resolveApiKey(options.home, selection.providerName, selection.provider, env);
-    const client = await createChatClient(
-      {
-        name: selection.providerName,
-        protocol: selection.provider.protocol,
-        baseUri: selection.provider.baseUri,
-        ...(apiKey ? { apiKey } : {}),
-      },
-      selection.model,
-      options.clientOptions,
-    );
+    const { client, model } = await buildClient(options, options.provider, options.model, env);
     const limits = { ...budgetLimitsOf(options.config), ...(options.limits ?? {}) };
     const now = new Date().toISOString();
     const state: SessionState = resumed?.state ?? {
@@ -110,8 +102,8 @@ export class Session {
       workspace: options.workspace,
       createdUtc: now,
       updatedUtc: now,
-      provider: selection.providerName,
-      model: selection.model.id,
+      provider: client.provider,
+      model: client.model,
       context: [],
       archive: [],
       userTurns: 0,
@@ -130,7 +122,7 @@ export class Session {
     if (state.context[0]?.role === 'system') state.context[0] = system;
     else state.context.unshift(system);
     const files = resumed?.files ?? SessionFiles.create(options.home, state.id);
-    return new Session(options, state, files, client, limits, resumed?.notes ?? []);
+    return new Session(options, state, files, client, model, limits, resumed?.notes ?? []);
   }
 
   /**
@@ -139,8 +131,9 @@ export class Session {
    */
   async switchModel(provider: string | undefined, model: string | undefined): Promise<void> {
     if (this.busy) throw new UsageError('The model cannot change while a turn is running; wait for it or cancel it first.');
-    const client = await buildClient(this.options, provider, model, this.options.env ?? process.env);
+    const { client, model: settings } = await buildClient(this.options, provider, model, this.options.env ?? process.env);
     this.client = client;
+    this.modelSettings = settings;
     this.state.provider = client.provider;
     this.state.model = client.model;
   }
@@ -229,7 +222,15 @@ export class Session {
           signal: controller.signal,
           publish: this.publish,
           ...(hooks.takeFollowUps ? { takeFollowUps: hooks.takeFollowUps } : {}),
+          compactBeforeRound: async (lastReported, signal) => {
+            const result = await this.runCompaction(false, lastReported, signal);
+            return result?.outcome === 'exhausted' ? 'overflow' : 'fits';
+          },
         });
+        // COMPACT-3: after a completed turn only; other stops do not compact (FIN-5).
+        if (outcome.stopReason === 'completed' && !controller.signal.aborted) {
+          await this.runCompaction(false, outcome.lastReportedTokens, controller.signal).catch(() => undefined);
+        }
       } catch (error) {
         // A defect must not lose the user's message: report it, stop failed, save below.
         const message = `Internal error during the turn: ${error instanceof Error ? error.message : String(error)}`;
@@ -253,6 +254,74 @@ export class Session {
       // FAIL-1: saved after every turn, a failed one included.
       await this.save();
       this.publish({ type: 'turn-finished', result });
+      return result;
+    } finally {
+      this.busy = false;
+      this.controller = undefined;
+    }
+  }
+
+  /**
+   * Compacts the model context (COMPACT-1..4): forced for /compact, else only over the limit.
+   * The result replaces the context in place; the archive is never touched (HIST-2). Returns
+   * undefined when nothing ran (under the limit, or the model's window is unknown).
+   */
+  async runCompaction(
+    forced: boolean,
+    lastReportedTokens: number | undefined,
+    signal: AbortSignal,
+  ): Promise<CompactionResult | undefined> {
+    const window = this.modelSettings.contextWindow;
+    if (window === undefined) return undefined;
+    const threshold = this.options.config.compactionThreshold;
+    const maxTokens = this.modelSettings.maxTokens;
+    if (!forced) {
+      const limit = compactionLimit({ contextWindow: window, maxTokens, threshold });
+      if (!shouldCompact({ estimate: estimateTokens(this.state.context), lastReportedTokens, limit })) return undefined;
+    }
+    const systemText = this.state.context[0]?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';
+    this.publish({ type: 'compaction-started', forced });
+    let result: CompactionResult;
+    try {
+      result = await compact({
+        context: this.state.context,
+        client: this.client,
+        contextWindow: window,
+        maxTokens,
+        threshold,
+        forced,
+        lastReportedTokens,
+        retry: retryPolicyOf(this.options.config),
+        clock: this.options.clock ?? systemClock,
+        signal,
+        envBlock: /<env>[\s\S]*?<\/env>/.exec(systemText)?.[0] ?? '',
+        onRetry: (retry) => this.publish({ type: 'retry-scheduled', ...retry }),
+      });
+    } catch (error) {
+      this.publish({ type: 'compaction-finished', outcome: 'interrupted' });
+      throw error;
+    }
+    if (result.outcome === 'applied') this.state.context.splice(0, this.state.context.length, ...result.context);
+    if (result.usage) this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, result.usage);
+    this.publish({
+      type: 'compaction-finished',
+      outcome: result.outcome,
+      ...(result.summary ? { summary: result.summary } : {}),
+      ...(result.skipped ? { skipped: result.skipped } : {}),
+      ...(result.error ? { error: result.error.message } : {}),
+    });
+    return result;
+  }
+
+  /** /compact: summarises older turns now (COMPACT-4); refused while a turn runs. */
+  async compactNow(): Promise<CompactionResult | undefined> {
+    if (this.busy) throw new UsageError('/compact cannot run during a turn; wait for it or press Ctrl+C.');
+    this.busy = true;
+    const controller = new AbortController();
+    this.controller = controller;
+    try {
+      const result = await this.runCompaction(true, undefined, controller.signal);
+      if (result?.outcome === 'applied') await this.save();
       return result;
     } finally {
       this.busy = false;
@@ -346,10 +415,10 @@ async function buildClient(
   provider: string | undefined,
   model: string | undefined,
   env: NodeJS.ProcessEnv,
-): Promise<StreamingChatClient> {
+): Promise<{ client: StreamingChatClient; model: ModelSettings }> {
   const selection = selectModel(options.config, { provider, model });
   const apiKey = resolveApiKey(options.home, selection.providerName, selection.provider, env);
-  return createChatClient(
+  const client = await createChatClient(
     {
       name: selection.providerName,
       protocol: selection.provider.protocol,
@@ -359,4 +428,5 @@ async function buildClient(
     selection.model,
     options.clientOptions,
   );
+  return { client, model: selection.model };
 }

@@ -42,6 +42,11 @@ export interface TurnInput {
    * with the next round as user messages (TURN-1: never in the middle of a round).
    */
   readonly takeFollowUps?: () => readonly string[];
+  /**
+   * COMPACT-1/2: runs before every model round with the previous round's reported tokens;
+   * resolves whether the context still fits. The session owns the compactor.
+   */
+  readonly compactBeforeRound?: (lastReportedTokens: number | undefined, signal: AbortSignal) => Promise<'fits' | 'overflow'>;
 }
 
 export interface TurnOutcome {
@@ -52,6 +57,8 @@ export interface TurnOutcome {
   readonly toolCalls: ToolCallRecord[];
   readonly retries: number;
   readonly error?: { message: string; kind?: ProviderError['kind']; status?: number };
+  /** The last round's reported input + output tokens (COMPACT-3 reads it after the turn). */
+  readonly lastReportedTokens?: number;
 }
 
 interface ReasoningSegment {
@@ -102,6 +109,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
   let text = '';
   let usage: Usage = emptyUsage;
   let retries = 0;
+  let lastReported: number | undefined;
   const toolCalls: ToolCallRecord[] = [];
   const outcome = (stopReason: StopReason, error?: TurnOutcome['error']): TurnOutcome => ({
     stopReason,
@@ -111,12 +119,23 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     toolCalls,
     retries,
     ...(error ? { error } : {}),
+    ...(lastReported === undefined ? {} : { lastReportedTokens: lastReported }),
   });
 
   for (let round = 1; ; round++) {
     if (input.signal.aborted) return outcome('interrupted');
     const limit = input.budget.beforeModelCall();
     if (limit) return outcome(limit);
+    if (input.compactBeforeRound) {
+      let fit: 'fits' | 'overflow';
+      try {
+        fit = await input.compactBeforeRound(lastReported, input.signal);
+      } catch (error) {
+        if (input.signal.aborted) return outcome('interrupted');
+        throw error;
+      }
+      if (fit === 'overflow') return outcome('context_overflow');
+    }
 
     // TURN-1: snapshot the context and tools for this round.
     const request = {
@@ -143,6 +162,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     }
     if (result.usage) {
       usage = addUsage(usage, result.usage);
+      lastReported = result.usage.inputTokens + result.usage.outputTokens;
     }
     text += result.text;
     input.publish({ type: 'round-closed', round, finish: result.finish.raw, ...(result.usage ? { usage: result.usage } : {}) });
