@@ -9,6 +9,7 @@ import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseComma
 import type { EngineEvent, TurnResult } from './events.js';
 import { Session, type SessionOptions } from './session.js';
 import { listSessions } from './session-store.js';
+import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
@@ -18,6 +19,10 @@ export type QueueItem =
 
 export type ControllerEvent =
   | EngineEvent
+  | SideEvent
+  /** An empty `/btw`: the surface reopens its side panel on the existing thread. */
+  | { readonly type: 'side-open'; readonly thread: readonly SideExchange[] }
+  | { readonly type: 'side-cleared' }
   | { readonly type: 'activity'; readonly activity: Activity }
   | { readonly type: 'queue'; readonly items: readonly QueueItem[] }
   | { readonly type: 'command-output'; readonly command: string; readonly output: CommandOutput }
@@ -156,11 +161,8 @@ export class SessionController {
         this.track(this.runCommand(parsed));
         return;
       case 'side':
-        this.emit({
-          type: 'command-output',
-          command: parsed.raw,
-          output: { kind: 'error', text: 'Side questions are not available yet.' },
-        });
+        if (parsed.argument === '') this.emit({ type: 'side-open', thread: [...this.sideThread] });
+        else this.track(this.askSide(parsed.argument));
         return;
       case 'quit':
         void this.quit();
@@ -324,6 +326,42 @@ export class SessionController {
     }
   }
 
+  private sideThread: SideExchange[] = [];
+  private sideController: AbortController | undefined;
+
+  /** The side thread of this process (BTW-1), oldest first. */
+  get sideExchanges(): readonly SideExchange[] {
+    return this.sideThread;
+  }
+
+  /** BTW-2: its own request and cancellation; the main turn keeps running. */
+  private async askSide(question: string): Promise<void> {
+    this.sideController?.abort();
+    const controller = new AbortController();
+    this.sideController = controller;
+    try {
+      const answer = await this.active.askSide(question, this.sideThread, controller.signal, (event) => this.emit(event));
+      this.sideThread = [...this.sideThread, { question, answer }].slice(-SIDE_THREAD_LIMIT);
+    } catch {
+      // side-failed was published; the question stays in the panel to ask again (BTW-5).
+    } finally {
+      if (this.sideController === controller) this.sideController = undefined;
+    }
+  }
+
+  /** BTW-10: cancels the side question in flight only. */
+  cancelSide(): boolean {
+    if (!this.sideController) return false;
+    this.sideController.abort();
+    return true;
+  }
+
+  /** BTW-9: `x` in the panel clears the in-memory thread. */
+  clearSideThread(): void {
+    this.sideThread = [];
+    this.emit({ type: 'side-cleared' });
+  }
+
   /** Saves the current session, then opens another in its place (clear, resume, fork). */
   private async replace(overrides: Partial<SessionOptions>, replayed: boolean): Promise<void> {
     await this.active.save().catch(() => undefined);
@@ -331,6 +369,9 @@ export class SessionController {
     this.unsubscribe();
     this.active = next;
     this.unsubscribe = next.on(this.forward);
+    // BTW-11: /clear, /resume and /fork drop the side thread.
+    this.cancelSide();
+    this.clearSideThread();
     this.emit({ type: 'session-changed', sessionId: next.id, replayed });
   }
 

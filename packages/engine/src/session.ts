@@ -27,6 +27,7 @@ import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseS
 import { buildSystemPrompt } from './system-prompt.js';
 import { type CompactionResult, compact, compactionLimit, estimateTokens, shouldCompact } from './compaction/index.js';
 import type { ModelSettings } from '@crystal/providers';
+import { askSideQuestion, type SideEvent, type SideExchange } from './side-question.js';
 import { runTurn } from './turn.js';
 import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
@@ -311,6 +312,32 @@ export class Session {
       ...(result.error ? { error: result.error.message } : {}),
     });
     return result;
+  }
+
+  /**
+   * A side question over this session's archive (BTW-1..6). It reads the archive and the live
+   * system message and writes nothing: no transcript, usage, queue or save.
+   */
+  askSide(
+    question: string,
+    thread: readonly SideExchange[],
+    signal: AbortSignal,
+    publish: (event: SideEvent) => void,
+  ): Promise<string> {
+    return askSideQuestion({
+      question,
+      system: this.state.context[0]?.role === 'system' ? this.state.context[0] : undefined,
+      archive: [...this.state.archive],
+      context: [...this.state.context],
+      thread,
+      client: this.client,
+      contextWindow: this.modelSettings.contextWindow,
+      maxTokens: this.modelSettings.maxTokens,
+      retry: retryPolicyOf(this.options.config),
+      clock: this.options.clock ?? systemClock,
+      signal,
+      publish,
+    });
   }
 
   /** /compact: summarises older turns now (COMPACT-4); refused while a turn runs. */

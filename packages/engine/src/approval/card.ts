@@ -1,0 +1,103 @@
+/**
+ * The values an approval card shows (APPR-3, §6.5): Title Case risk and authority, the classifier
+ * summary, what the call acts on and, for `edit`/`write`, a capped `-`/`+` preview. Every string
+ * is safe to print: control and bidi characters are shown escaped (`\xNN`, `\uNNNN`), never
+ * dropped. Values only; surfaces decide how a card looks.
+ */
+import type { ParsedToolCall } from '@crystal/core';
+import type { Authority, Classification, Risk } from './classifier.js';
+
+export type RiskLabel = 'Read' | 'Write' | 'Privileged' | 'Forbidden';
+export type AuthorityLabel = 'Workspace' | 'Outside Workspace' | 'Network' | 'Privileged Escalation';
+
+export interface ApprovalCard {
+  readonly tool: string;
+  readonly risk: RiskLabel;
+  readonly authority: AuthorityLabel;
+  readonly summary: string;
+  /** The path, command or arguments the call acts on (escaped, capped). */
+  readonly subject: string;
+  /** `edit`/`write`: `-` lines of `old_string`, `+` lines of `new_string` or `contents` (escaped, capped). */
+  readonly preview?: readonly string[];
+}
+
+/** The card of a call that passed without asking (§6.5). */
+export interface AutoPassCard extends ApprovalCard {
+  readonly status: 'Approved';
+  readonly reason: 'Policy' | 'Grant';
+}
+
+export const PREVIEW_MAX_LINES = 40;
+export const CARD_MAX_LINE_CHARS = 400;
+
+const RISK_LABELS: Readonly<Record<Risk, RiskLabel>> = {
+  read: 'Read',
+  write: 'Write',
+  privileged: 'Privileged',
+  forbidden: 'Forbidden',
+};
+const AUTHORITY_LABELS: Readonly<Record<Authority, AuthorityLabel>> = {
+  workspace: 'Workspace',
+  outside_workspace: 'Outside Workspace',
+  network: 'Network',
+  privileged_escalation: 'Privileged Escalation',
+};
+
+// C0, DEL and C1 controls; bidi embeddings, overrides, isolates and marks; line/paragraph separators.
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+
+/** Shows control and bidi characters as `\xNN` / `\uNNNN` text. */
+export function escapeCardText(text: string): string {
+  return text.replace(UNSAFE, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff
+      ? `\\x${code.toString(16).toUpperCase().padStart(2, '0')}`
+      : `\\u${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  });
+}
+
+function capLine(text: string): string {
+  return text.length <= CARD_MAX_LINE_CHARS ? text : `${text.slice(0, CARD_MAX_LINE_CHARS)}…`;
+}
+
+export function buildCard(call: ParsedToolCall, classification: Classification): ApprovalCard {
+  const preview = previewOf(call);
+  return {
+    tool: escapeCardText(call.name),
+    risk: RISK_LABELS[classification.risk],
+    authority: AUTHORITY_LABELS[classification.authority],
+    summary: escapeCardText(classification.summary),
+    subject: capLine(escapeCardText(subjectOf(call))),
+    ...(preview ? { preview } : {}),
+  };
+}
+
+function inputOf(call: ParsedToolCall): Record<string, unknown> {
+  return call.input !== null && typeof call.input === 'object' ? (call.input as Record<string, unknown>) : {};
+}
+
+const PATH_TOOLS = new Set(['read', 'list', 'glob', 'grep', 'write', 'edit', 'view_image', 'describe_image']);
+
+function subjectOf(call: ParsedToolCall): string {
+  const input = inputOf(call);
+  if (call.name === 'bash' && typeof input.command === 'string') return input.command;
+  if (PATH_TOOLS.has(call.name)) return typeof input.path === 'string' ? input.path : '.';
+  return call.arguments;
+}
+
+/** A capped `-`/`+` preview for `edit` and `write`; undefined for other tools. */
+export function previewOf(call: ParsedToolCall): readonly string[] | undefined {
+  const input = inputOf(call);
+  const lines: string[] = [];
+  if (call.name === 'edit') {
+    if (typeof input.old_string === 'string') for (const line of input.old_string.split('\n')) lines.push(`-${line}`);
+    if (typeof input.new_string === 'string') for (const line of input.new_string.split('\n')) lines.push(`+${line}`);
+  } else if (call.name === 'write') {
+    if (typeof input.contents === 'string') for (const line of input.contents.split('\n')) lines.push(`+${line}`);
+  } else {
+    return undefined;
+  }
+  const shown = lines.slice(0, PREVIEW_MAX_LINES).map((line) => capLine(escapeCardText(line)));
+  if (lines.length > PREVIEW_MAX_LINES) shown.push(`… ${lines.length - PREVIEW_MAX_LINES} more lines`);
+  return shown;
+}

@@ -1,0 +1,5 @@
+/** Approval: classification, grants and the invocation policy (APPR-1..3, CORE-5). */
+export * from './card.js';
+export * from './classifier.js';
+export * from './grants.js';
+export * from './policy.js';

@@ -1,0 +1,202 @@
+/**
+ * The approval policy (APPR-1, APPR-2, CORE-5): a `ToolInvocationPolicy` handed to core's
+ * `ToolExecutor`, deciding in the order of §6.2:
+ *   1. Plan rejects `edit`, `write` and `bash`;
+ *   2. auto-pass by mode for workspace-bounded, non-privileged calls;
+ *   3. a Session or Always grant passes;
+ *   4. (the seam for a reviewer model: Review and Audit modes are not in this version);
+ *   5. ask the operator: Once / Session / Always / Deny. Without an operator (`crystal run`)
+ *      the ask is a deny. A Forbidden call is only ever granted Once.
+ * A denial is returned as a reason; core writes the model-visible result, never the tool.
+ */
+import { resolve } from 'node:path';
+import type { ParsedToolCall, PolicyDecision, ToolInvocationPolicy } from '@crystal/core';
+import { type ApprovalCard, type AutoPassCard, buildCard } from './card.js';
+import { type Classification, type ExternalToolFacts, classify, type ToolClassifier } from './classifier.js';
+import { GrantStore, grantFor } from './grants.js';
+
+export type ApprovalMode = 'default' | 'edit' | 'full';
+export const APPROVAL_MODES: readonly ApprovalMode[] = ['default', 'edit', 'full'];
+
+export type ApprovalAnswer = 'once' | 'session' | 'always' | 'deny';
+export const ALL_ANSWERS: readonly ApprovalAnswer[] = ['once', 'session', 'always', 'deny'];
+/** A Forbidden call is only ever granted Once. */
+export const FORBIDDEN_ANSWERS: readonly ApprovalAnswer[] = ['once', 'deny'];
+
+export const DECLINED_TEXT = 'The user declined this action. Do not retry the same call. Change the approach or ask the user.';
+export const CANCELLED_TEXT = 'The turn was cancelled before the operator answered.';
+/** Tools Plan never runs, whatever the catalog offers. */
+export const PLAN_REJECTED_TOOLS: ReadonlySet<string> = new Set(['edit', 'write', 'bash']);
+
+export function planRejectionText(tool: string): string {
+  return `Plan mode does not allow ${tool}.`;
+}
+
+/** What the operator is asked about: the call, its classification and the card to show. */
+export interface ApprovalRequest {
+  readonly call: ParsedToolCall;
+  readonly classification: Classification;
+  readonly card: ApprovalCard;
+  /** The answers to offer: all four, or Once and Deny for a Forbidden call. */
+  readonly choices: readonly ApprovalAnswer[];
+  /** Aborted when the turn is cancelled; the surface closes its overlay. */
+  readonly signal: AbortSignal;
+}
+
+/** How a call was decided, for the session's record (a denied ask makes `crystal run` exit 4). */
+export interface ApprovalOutcome {
+  readonly call: ParsedToolCall;
+  readonly classification?: Classification;
+  readonly allowed: boolean;
+  readonly by: 'plan' | 'policy' | 'grant' | 'once' | 'session' | 'always' | 'deny' | 'unattended' | 'cancelled';
+}
+
+export interface ApprovalPolicyOptions {
+  readonly mode: ApprovalMode;
+  /** Whether the session is in Plan (a catalog, not an approval mode). */
+  readonly plan: () => boolean;
+  /** The workspace root; a function when `/cd` can change it. */
+  readonly workspace: string | (() => string);
+  readonly home: string;
+  /** Asks the operator. Omitted (as in `crystal run`): every ask is a deny. */
+  readonly ask?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  /** A call passed without asking (policy or grant): the auto-pass card. */
+  readonly onAutoPass?: (card: AutoPassCard) => void;
+  readonly onDecided?: (outcome: ApprovalOutcome) => void;
+  /** Operator notes, e.g. an Always grant that could not be saved. */
+  readonly onNote?: (text: string) => void;
+  /** Facts about external tools (path arguments, author `always`). */
+  readonly externalTool?: (name: string) => ExternalToolFacts | undefined;
+  /** Skill search trees when skills are on. */
+  readonly skillRoots?: () => readonly string[];
+  /** Plugin classifiers for tools the host does not know. */
+  readonly classifiers?: readonly ToolClassifier[];
+}
+
+export interface ApprovalPolicy extends ToolInvocationPolicy {
+  readonly mode: ApprovalMode;
+  setMode(mode: ApprovalMode): void;
+  classify(call: ParsedToolCall): Classification;
+}
+
+/** Creates the policy; throws `ConfigError` when `permissions.json` is corrupt (it is never overwritten). */
+export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPolicy {
+  let mode = options.mode;
+  const grants = new GrantStore(options.home);
+  const workspace = (): string => resolve(typeof options.workspace === 'function' ? options.workspace() : options.workspace);
+  const classifyCall = (call: ParsedToolCall): Classification =>
+    classify(call, {
+      workspace: workspace(),
+      ...(options.externalTool ? { externalTool: options.externalTool } : {}),
+      ...(options.skillRoots ? { skillRoots: options.skillRoots() } : {}),
+      ...(options.classifiers ? { classifiers: options.classifiers } : {}),
+    });
+
+  const decided = (outcome: ApprovalOutcome): PolicyDecision => {
+    options.onDecided?.(outcome);
+    if (outcome.allowed) return { allow: true };
+    if (outcome.by === 'plan') return { allow: false, reason: planRejectionText(outcome.call.name) };
+    if (outcome.by === 'cancelled') return { allow: false, reason: CANCELLED_TEXT };
+    return { allow: false, reason: DECLINED_TEXT };
+  };
+  const autoPass = (call: ParsedToolCall, classification: Classification, reason: 'Policy' | 'Grant'): PolicyDecision => {
+    options.onAutoPass?.({ ...buildCard(call, classification), status: 'Approved', reason });
+    return decided({ call, classification, allowed: true, by: reason === 'Policy' ? 'policy' : 'grant' });
+  };
+
+  const askOperator = async (
+    call: ParsedToolCall,
+    classification: Classification,
+    signal: AbortSignal,
+  ): Promise<PolicyDecision> => {
+    if (!options.ask) return decided({ call, classification, allowed: false, by: 'unattended' });
+    const forbidden = classification.risk === 'forbidden';
+    const request: ApprovalRequest = {
+      call,
+      classification,
+      card: buildCard(call, classification),
+      choices: forbidden ? FORBIDDEN_ANSWERS : ALL_ANSWERS,
+      signal,
+    };
+    const answer = await answerOf(options.ask, request, signal, options.onNote);
+    if (answer === 'cancelled') return decided({ call, classification, allowed: false, by: 'cancelled' });
+    if (answer === 'deny') return decided({ call, classification, allowed: false, by: 'deny' });
+    // A Forbidden call is only ever granted Once: Session and Always count as Once.
+    if (forbidden || answer === 'once') return decided({ call, classification, allowed: true, by: 'once' });
+    const grant = grantFor(workspace(), call);
+    if (answer === 'session') grants.addSession(grant);
+    else {
+      try {
+        await grants.addPersistent(grant);
+      } catch (error) {
+        options.onNote?.(
+          `The Always grant for ${call.name} could not be saved to ${grants.file} (${(error as Error).message}); it holds for this session only.`,
+        );
+      }
+    }
+    return decided({ call, classification, allowed: true, by: answer });
+  };
+
+  return {
+    get mode() {
+      return mode;
+    },
+    setMode(next: ApprovalMode) {
+      mode = next;
+    },
+    classify: classifyCall,
+    async decide(call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> {
+      // 1. Plan offers no edit, write or bash, and the policy rejects them as well.
+      if (options.plan() && PLAN_REJECTED_TOOLS.has(call.name)) return decided({ call, allowed: false, by: 'plan' });
+      const classification = classifyCall(call);
+      const facts = options.externalTool?.(call.name);
+      // 2. Auto-pass by mode.
+      if (autoPasses(mode, call.name, classification, facts?.automatic === true)) return autoPass(call, classification, 'Policy');
+      // 3. Session and Always grants (never for a Forbidden call).
+      if (classification.risk !== 'forbidden' && grants.matches(grantFor(workspace(), call))) {
+        return autoPass(call, classification, 'Grant');
+      }
+      // 4. Seam: a reviewer model (Review / Audit modes) would judge the call here; deny gives a
+      //    model-visible rejection, allow passes unless Forbidden, ask falls through.
+      // 5. Ask the operator.
+      return askOperator(call, classification, signal);
+    },
+  };
+}
+
+/**
+ * §6.2 step 2: only workspace-bounded calls that are neither Privileged nor Forbidden, and then
+ * when the tool is automatic, the call only reads, or the mode allows the write.
+ */
+export function autoPasses(mode: ApprovalMode, tool: string, classification: Classification, automatic: boolean): boolean {
+  const { risk, authority } = classification;
+  if (risk === 'forbidden' || risk === 'privileged' || authority !== 'workspace') return false;
+  if (automatic || risk === 'read') return true;
+  if (mode === 'full') return true;
+  return mode === 'edit' && (tool === 'write' || tool === 'edit');
+}
+
+async function answerOf(
+  ask: (request: ApprovalRequest) => Promise<ApprovalAnswer>,
+  request: ApprovalRequest,
+  signal: AbortSignal,
+  onNote: ((text: string) => void) | undefined,
+): Promise<ApprovalAnswer | 'cancelled'> {
+  if (signal.aborted) return 'cancelled';
+  let onAbort: (() => void) | undefined;
+  const cancelled = new Promise<'cancelled'>((resolve) => {
+    onAbort = () => resolve('cancelled');
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const answer = await Promise.race([ask(request), cancelled]);
+    if (answer === 'cancelled') return answer;
+    return ALL_ANSWERS.includes(answer) ? answer : 'deny';
+  } catch (error) {
+    // A failing surface must not run the call: the ask counts as a deny.
+    onNote?.(`The approval prompt failed (${(error as Error).message}); the call was declined.`);
+    return 'deny';
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Runs an argv without a shell in its own process group, the sibling of `runInProcessGroup` for
+ * exec tools: stdin gets the call's JSON and is closed, stdout and stderr are kept apart (the
+ * result is stdout then stderr), and the tool's own timer or a cancel stops the whole group:
+ * SIGTERM, then SIGKILL after a grace period for children that ignore it (BASH-3).
+ */
+import { spawn } from 'node:child_process';
+
+export interface ArgvRunOptions {
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** Written to stdin, which is then closed; undefined leaves stdin empty. */
+  readonly stdin?: string;
+  /** The tool's own timer in milliseconds (stdin, run and output); null disables it. */
+  readonly timeoutMs: number | null;
+  readonly signal: AbortSignal;
+  readonly killGraceMs?: number;
+  /** Bytes of each stream kept; the rest is counted and dropped. */
+  readonly maxStdoutBytes: number;
+  readonly maxStderrBytes: number;
+}
+
+export interface ArgvRunResult {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: Buffer;
+  readonly stderr: Buffer;
+  readonly stdoutDropped: number;
+  readonly stderrDropped: number;
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+}
+
+class Capped {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  dropped = 0;
+  constructor(private readonly max: number) {}
+  add(chunk: Buffer): void {
+    const room = this.max - this.kept;
+    if (room >= chunk.length) {
+      this.chunks.push(chunk);
+      this.kept += chunk.length;
+      return;
+    }
+    if (room > 0) this.chunks.push(chunk.subarray(0, room));
+    this.kept += Math.max(0, room);
+    this.dropped += chunk.length - Math.max(0, room);
+  }
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+}
+
+export function runArgv(file: string, args: readonly string[], options: ArgvRunOptions): Promise<ArgvRunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, [...args], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const stdout = new Capped(options.maxStdoutBytes);
+    const stderr = new Capped(options.maxStderrBytes);
+    child.stdout.on('data', (chunk: Buffer) => stdout.add(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.add(chunk));
+    // A child that exits without reading stdin closes the pipe: that is not an error of ours.
+    child.stdin.on('error', () => undefined);
+    let timedOut = false;
+    let cancelled = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    let closed = false;
+    // Not gated on the leader's exit: a child that outlived it may still hold the pipes open.
+    const killGroup = (): void => {
+      if (child.pid === undefined || closed || killTimer) return;
+      signalGroup(child.pid, 'SIGTERM');
+      killTimer = setTimeout(() => signalGroup(child.pid as number, 'SIGKILL'), options.killGraceMs ?? 2000);
+    };
+    const timer =
+      options.timeoutMs === null
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            killGroup();
+          }, options.timeoutMs);
+    const onAbort = (): void => {
+      cancelled = true;
+      killGroup();
+    };
+    const cleanup = (): void => {
+      if (timer) clearTimeout(timer);
+      if (killTimer) clearTimeout(killTimer);
+      options.signal.removeEventListener('abort', onAbort);
+    };
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      cleanup();
+      const why = error.code === 'ENOENT' ? 'not found' : error.code === 'EACCES' ? 'not executable' : error.message;
+      reject(new Error(`Cannot start ${file}: ${why}.`));
+    });
+    child.on('close', (exitCode, signal) => {
+      closed = true;
+      cleanup();
+      // The tool is gone; make sure nothing it started outlives it.
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      resolve({
+        exitCode,
+        signal,
+        stdout: stdout.bytes(),
+        stderr: stderr.bytes(),
+        stdoutDropped: stdout.dropped,
+        stderrDropped: stderr.dropped,
+        timedOut,
+        cancelled,
+      });
+    });
+    if (options.stdin !== undefined) child.stdin.end(options.stdin, 'utf8');
+    else child.stdin.end();
+  });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
