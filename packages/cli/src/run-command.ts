@@ -1,6 +1,6 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
 import { resolve } from 'node:path';
-import { loadConfig, resolveHome, Session, UsageError } from '@crystal/engine';
+import { assembleWorkspaceTools, loadConfig, resolveHome, Session, UsageError } from '@crystal/engine';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
 
@@ -27,6 +27,29 @@ async function run(argv: readonly string[]): Promise<number> {
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
   const config = loadConfig(home);
+  // A call that would ask the operator is denied, and the question tool is dismissed (CLI-2).
+  let operatorDenied = false;
+  let sessionId = '';
+  let imageInput = false;
+  const workspaceTools = await assembleWorkspaceTools({
+    home,
+    workspace,
+    config,
+    mode: options.plan ? 'plan' : 'work',
+    approval: options.approval,
+    bashTimeoutSeconds: options.bashTimeoutSeconds,
+    sessionId: () => sessionId,
+    imageInput: () => imageInput,
+    askQuestion: async () => {
+      operatorDenied = true;
+      return 'dismissed';
+    },
+    onDecided: (outcome) => {
+      if (outcome.by === 'unattended' || outcome.by === 'deny') operatorDenied = true;
+    },
+    onNote: (text) => process.stderr.write(`${text}\n`),
+  });
+  for (const note of workspaceTools.notes) process.stderr.write(`${note}\n`);
   const session = await Session.open({
     home,
     workspace,
@@ -37,7 +60,13 @@ async function run(argv: readonly string[]): Promise<number> {
     limits: options.limits,
     resume: options.resume,
     continueLatest: options.continue,
+    mode: options.plan ? 'plan' : 'work',
+    tools: workspaceTools.tools,
+    policy: workspaceTools.policy,
+    mapException: workspaceTools.mapException,
   });
+  sessionId = session.id;
+  imageInput = session.imageInput;
   const printer = createPrinter(
     options.format,
     { stdout: guardedStdout(), stderr: process.stderr },
@@ -51,7 +80,7 @@ async function run(argv: readonly string[]): Promise<number> {
   try {
     const result = await session.send(prompt);
     printer.finish(result);
-    return exitCodeFor(result);
+    return exitCodeFor({ ...result, denied: operatorDenied });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -160,6 +160,18 @@ function textPrinter(out: OutputStreams, showThinking: boolean): RunPrinter {
           if (lastChar !== '\n') write('\n');
           for (const call of event.calls) write(`[${call.name}] ${truncate(call.arguments, 120)}\n`);
           break;
+        case 'tool-results':
+          for (const r of event.results) {
+            const text = r.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mime}]`)).join('');
+            const lines = text.split('\n');
+            const head = lines
+              .slice(0, 4)
+              .map((l) => `  ${truncate(l, 160)}`)
+              .join('\n');
+            const more = lines.length > 4 ? `\n  <${lines.length - 4} more lines>` : '';
+            write(`(${r.isError ? 'failure' : 'success'})\n${head}${more}\n`);
+          }
+          break;
         case 'error':
           out.stderr.write(`crystal: ${event.message}\n`);
           break;

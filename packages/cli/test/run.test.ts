@@ -252,3 +252,62 @@ describe('crystal run on every wire', () => {
     });
   }
 });
+
+describe('crystal run with tools and approval', () => {
+  it('CLI-2 APPR-1 a write that would ask is denied with the normal rejection and exits 4', async () => {
+    const { home, fake } = await setup([
+      { toolCalls: [{ id: 'w1', name: 'write', arguments: { path: 'out.txt', contents: 'hello' } }] },
+      { text: 'could not write' },
+    ]);
+    const ws = tempDir('crystal-ws-');
+    const result = await runCrystal(['run', '--format', 'json', '-w', ws, 'write a file'], { home: home.path });
+    expect(result.code).toBe(4);
+    expect(existsSync(join(ws, 'out.txt'))).toBe(false);
+    const toolMessage = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
+    expect(toolMessage?.content).toContain('The user declined this action. Do not retry the same call.');
+    expect(JSON.parse(result.stdout).toolCalls).toEqual([
+      { name: 'write', arguments: '{"path":"out.txt","contents":"hello"}', status: 'failure' },
+    ]);
+  });
+
+  it('APPR-1 --approval edit lets a workspace write pass; reads always pass', async () => {
+    const { home } = await setup([
+      { toolCalls: [{ id: 'w1', name: 'write', arguments: { path: 'out.txt', contents: 'hello' } }] },
+      { toolCalls: [{ id: 'r1', name: 'read', arguments: { path: 'out.txt' } }] },
+      { text: 'done' },
+    ]);
+    const ws = tempDir('crystal-ws-');
+    const result = await runCrystal(['run', '--format', 'json', '--approval', 'edit', '-w', ws, 'write then read'], {
+      home: home.path,
+    });
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('hello');
+    expect(JSON.parse(result.stdout).toolCalls.map((c: { status: string }) => c.status)).toEqual(['success', 'success']);
+  });
+
+  it('CLI-2 the question tool is dismissed in crystal run and the run exits 4', async () => {
+    const { home } = await setup([
+      {
+        toolCalls: [
+          {
+            id: 'q1',
+            name: 'question',
+            arguments: { questions: [{ header: 'H', question: 'Which?', options: [{ label: 'A', description: 'a' }] }] },
+          },
+        ],
+      },
+      { text: 'ok, no answer' },
+    ]);
+    const result = await runCrystal(['run', '--format', 'json', 'ask me'], { home: home.path });
+    expect(result.code).toBe(4);
+  });
+
+  it('TOOLS-1 --plan offers no write, edit or bash to the model', async () => {
+    const { home, fake } = await setup([{ text: 'planning' }]);
+    await runCrystal(['run', '--plan', 'plan it'], { home: home.path });
+    const names = ((fake.requests[0]?.body as { tools: Array<{ function: { name: string } }> }).tools ?? []).map(
+      (t) => t.function.name,
+    );
+    expect(names).toEqual(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question']);
+  });
+});

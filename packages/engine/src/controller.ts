@@ -7,7 +7,11 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-write.js';
 import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseCommand } from './commands/registry.js';
 import type { EngineEvent, TurnResult } from './events.js';
+import type { ToolContext } from '@crystal/core';
+import type { ApprovalAnswer, ApprovalCard, ApprovalMode, AutoPassCard } from './approval/index.js';
 import { Session, type SessionOptions } from './session.js';
+import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
+import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 
@@ -27,9 +31,39 @@ export type ControllerEvent =
   | { readonly type: 'queue'; readonly items: readonly QueueItem[] }
   | { readonly type: 'command-output'; readonly command: string; readonly output: CommandOutput }
   | { readonly type: 'session-changed'; readonly sessionId: string; readonly replayed: boolean }
-  | { readonly type: 'quit'; readonly sessionId: string };
+  | { readonly type: 'quit'; readonly sessionId: string }
+  | { readonly type: 'approval-requested'; readonly prompt: ApprovalPrompt }
+  | { readonly type: 'approval-resolved'; readonly id: number; readonly answer: ApprovalAnswer | 'cancelled' }
+  | { readonly type: 'auto-pass'; readonly card: AutoPassCard }
+  | { readonly type: 'question-requested'; readonly prompt: QuestionPrompt }
+  | { readonly type: 'question-resolved'; readonly id: number }
+  | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string }
+  | { readonly type: 'mode-changed'; readonly mode: 'plan' | 'work' }
+  | { readonly type: 'todos'; readonly items: readonly TodoItem[] };
 
 export type ControllerListener = (event: ControllerEvent) => void;
+
+/** A call waiting for the operator (APPR-2): the card to show and the answers to offer. */
+export interface ApprovalPrompt {
+  readonly id: number;
+  readonly card: ApprovalCard;
+  readonly choices: readonly ApprovalAnswer[];
+}
+
+/** A `question` tool call waiting for the operator. */
+export interface QuestionPrompt {
+  readonly id: number;
+  readonly questions: readonly Question[];
+}
+
+/** What the surfaces need to open a session: everything but the tools, which the controller assembles. */
+export interface ControllerOptions extends Omit<SessionOptions, 'tools' | 'policy' | 'mapException'> {
+  readonly approval?: ApprovalMode | undefined;
+  readonly plan?: boolean | undefined;
+  readonly bashTimeoutSeconds?: number | null | undefined;
+  /** Extra tools appended to the catalog (in-process tools of an embedding host, tests). */
+  readonly extraTools?: readonly import('@crystal/core').ToolDefinition[];
+}
 
 /** What Ctrl+C did (QUEUE-12, QUEUE-13); clearing the composer is the surface's part. */
 export type CtrlCOutcome = 'interrupted' | 'clear-composer' | 'exit-armed' | 'exit';
@@ -44,14 +78,145 @@ export class SessionController {
   private ctrlCArmed = false;
   private quitting = false;
 
+  private tools: WorkspaceTools | undefined;
+  private approvals = new Map<number, { prompt: ApprovalPrompt; resolve: (answer: ApprovalAnswer) => void }>();
+  private questions = new Map<number, { prompt: QuestionPrompt; resolve: (answers: QuestionAnswers | 'dismissed') => void }>();
+  private promptIds = 1;
+
   private constructor(private active: Session) {
     this.unsubscribe = active.on(this.forward);
     // Queued follow-ups saved before a crash are offered back (sent on the next Enter).
     for (const text of active.queued) this.queueItems.push({ id: this.nextId++, kind: 'message', text });
   }
 
-  static async open(options: SessionOptions): Promise<SessionController> {
-    return new SessionController(await Session.open(options));
+  /**
+   * Opens a session with the workspace tools and an approval policy that asks the operator
+   * through `approval-requested` events (answered with `answerApproval`).
+   */
+  static async open(options: ControllerOptions): Promise<SessionController> {
+    const holder: { controller?: SessionController } = {};
+    const tools = await assembleWorkspaceTools({
+      home: options.home,
+      workspace: options.workspace,
+      config: options.config,
+      mode: options.plan ? 'plan' : 'work',
+      approval: options.approval,
+      bashTimeoutSeconds: options.bashTimeoutSeconds,
+      askApproval: (request) =>
+        (holder.controller as SessionController).askApproval(request.card, request.choices, request.signal),
+      askQuestion: (questions, context) => (holder.controller as SessionController).askQuestion(questions, context),
+      onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
+      onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
+      onNote: (text) => holder.controller?.emit({ type: 'note', text }),
+      sessionId: () => holder.controller?.session.id ?? '',
+      imageInput: () => holder.controller?.session.imageInput ?? false,
+    });
+    const extra = options.extraTools ?? [];
+    const catalog = extra.length > 0 ? () => [...tools.tools(), ...extra] : tools.tools;
+    const session = await Session.open({
+      ...options,
+      mode: options.plan ? 'plan' : 'work',
+      tools: catalog,
+      policy: tools.policy,
+      mapException: tools.mapException,
+    });
+    const controller = new SessionController(session);
+    holder.controller = controller;
+    controller.tools = tools;
+    tools.todos.onChange((items) => controller.emit({ type: 'todos', items }));
+    for (const text of tools.notes) queueMicrotask(() => controller.emit({ type: 'note', text }));
+    return controller;
+  }
+
+  /** Plan or Work (TOOLS-1); Tab toggles it. The next round uses the new catalog (TURN-1). */
+  get mode(): 'plan' | 'work' {
+    return this.tools?.mode() ?? 'work';
+  }
+
+  togglePlan(): 'plan' | 'work' {
+    const next = this.mode === 'plan' ? 'work' : 'plan';
+    this.tools?.setMode(next);
+    this.active.setMode(next);
+    this.emit({ type: 'mode-changed', mode: next });
+    return next;
+  }
+
+  get approvalMode(): ApprovalMode {
+    return this.tools?.policy.mode ?? 'default';
+  }
+
+  get todos(): readonly TodoItem[] {
+    return this.tools?.todos.list() ?? [];
+  }
+
+  get pendingApprovals(): readonly ApprovalPrompt[] {
+    return [...this.approvals.values()].map((a) => a.prompt);
+  }
+
+  get pendingQuestions(): readonly QuestionPrompt[] {
+    return [...this.questions.values()].map((q) => q.prompt);
+  }
+
+  private askApproval(card: ApprovalCard, choices: readonly ApprovalAnswer[], signal: AbortSignal): Promise<ApprovalAnswer> {
+    const id = this.promptIds++;
+    const prompt: ApprovalPrompt = { id, card, choices };
+    return new Promise<ApprovalAnswer>((resolve) => {
+      const onAbort = (): void => {
+        if (!this.approvals.delete(id)) return;
+        this.emit({ type: 'approval-resolved', id, answer: 'cancelled' });
+        resolve('deny');
+      };
+      this.approvals.set(id, {
+        prompt,
+        resolve: (answer) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(answer);
+        },
+      });
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.emit({ type: 'approval-requested', prompt });
+    });
+  }
+
+  /** The operator's answer to an approval card (Y/S/A/N in the terminal, buttons on the Web page). */
+  answerApproval(id: number, answer: ApprovalAnswer): boolean {
+    const pending = this.approvals.get(id);
+    if (!pending || !pending.prompt.choices.includes(answer)) return false;
+    this.approvals.delete(id);
+    this.emit({ type: 'approval-resolved', id, answer });
+    pending.resolve(answer);
+    return true;
+  }
+
+  private askQuestion(questions: readonly Question[], context: ToolContext): Promise<QuestionAnswers | 'dismissed'> {
+    const id = this.promptIds++;
+    const prompt: QuestionPrompt = { id, questions };
+    return new Promise((resolve) => {
+      const onAbort = (): void => {
+        if (!this.questions.delete(id)) return;
+        this.emit({ type: 'question-resolved', id });
+        resolve('dismissed');
+      };
+      this.questions.set(id, {
+        prompt,
+        resolve: (answers) => {
+          context.signal.removeEventListener('abort', onAbort);
+          resolve(answers);
+        },
+      });
+      context.signal.addEventListener('abort', onAbort, { once: true });
+      this.emit({ type: 'question-requested', prompt });
+    });
+  }
+
+  /** Answers a question prompt: one list of chosen labels (or typed text) per question, or 'dismissed'. */
+  answerQuestion(id: number, answers: QuestionAnswers | 'dismissed'): boolean {
+    const pending = this.questions.get(id);
+    if (!pending) return false;
+    this.questions.delete(id);
+    this.emit({ type: 'question-resolved', id });
+    pending.resolve(answers);
+    return true;
   }
 
   get session(): Session {
@@ -298,6 +463,22 @@ export class SessionController {
         if (arg === '') return this.execute({ ...command, spec: { ...command.spec, name: 'sessions' }, argument: '' });
         await this.replace({ resume: arg, continueLatest: false }, true);
         return { kind: 'text', text: `Resumed ${this.active.id}.` };
+      }
+      case 'todos': {
+        const items = this.todos;
+        if (items.length === 0) return { kind: 'text', text: 'No todos.' };
+        const mark = { pending: '[ ]', in_progress: '[~]', completed: '[x]', cancelled: '[-]' } as const;
+        return { kind: 'text', title: 'Todos', text: items.map((t) => `- ${mark[t.status]} ${t.content}`).join('\n') };
+      }
+      case 'approval': {
+        const modes: readonly ApprovalMode[] = ['default', 'edit', 'full'];
+        const policy = this.tools?.policy;
+        if (!policy) return { kind: 'error', text: 'No approval policy in this session.' };
+        const next =
+          arg === '' ? (modes[(modes.indexOf(policy.mode) + 1) % modes.length] as ApprovalMode) : (arg as ApprovalMode);
+        if (!modes.includes(next)) return { kind: 'error', text: `Approval modes: ${modes.join(', ')}.` };
+        policy.setMode(next);
+        return { kind: 'text', text: `Approval mode: ${next}.` };
       }
       case 'compact': {
         // COMPACT-4 / COMPACT-5: the call is awaited here while the surface keeps painting.

@@ -21,3 +21,7 @@ export * from './tools/process-group.js';
 export * from './approval/index.js';
 export * from './external-tools/index.js';
 export * from './images/index.js';
+export * from './workspace-tools.js';
+export * from './tools/builtin/index.js';
+export * from './tools/catalog.js';
+export * from './tools/fence.js';

@@ -12,6 +12,7 @@ import {
   type ThinkingEffort,
   type ToolDefinition,
   ToolExecutor,
+  type ToolExceptionMapper,
   type ToolInvocationPolicy,
   systemMessage,
   userMessage,
@@ -24,7 +25,7 @@ import { resolveApiKey } from './credentials.js';
 import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
 import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession } from './session-store.js';
-import { buildSystemPrompt } from './system-prompt.js';
+import { buildSystemPrompt } from './prompts/system-prompt.js';
 import { type CompactionResult, compact, compactionLimit, estimateTokens, shouldCompact } from './compaction/index.js';
 import type { ModelSettings } from '@crystal/providers';
 import { askSideQuestion, type SideEvent, type SideExchange } from './side-question.js';
@@ -39,13 +40,17 @@ export interface SessionOptions {
   readonly provider?: string | undefined;
   readonly model?: string | undefined;
   readonly thinking?: ThinkingEffort | undefined;
+  /** Plan or Work: picks the system prompt body (the catalog is the tools' business). */
+  readonly mode?: 'plan' | 'work' | undefined;
   /** Overrides of the configured budget for this process only. */
   readonly limits?: Partial<RunLimits> | undefined;
   readonly resume?: string | undefined;
   /** Resume the newest session of this workspace. */
   readonly continueLatest?: boolean | undefined;
-  readonly tools?: readonly ToolDefinition[];
+  /** The tool catalog; a function is asked each round (the mode may change between rounds). */
+  readonly tools?: readonly ToolDefinition[] | (() => readonly ToolDefinition[]);
   readonly policy?: ToolInvocationPolicy;
+  readonly mapException?: ToolExceptionMapper;
   readonly clock?: Clock;
   readonly env?: NodeJS.ProcessEnv;
   readonly clientOptions?: ClientOptions;
@@ -118,7 +123,13 @@ export class Session {
     state.model = client.model;
     // Resume refreshes only the live system prompt.
     const system = systemMessage(
-      buildSystemPrompt({ workspace: options.workspace, provider: state.provider, model: state.model }),
+      buildSystemPrompt({
+        mode: options.mode ?? 'work',
+        workspace: options.workspace,
+        home: options.home,
+        provider: state.provider,
+        model: state.model,
+      }),
     );
     if (state.context[0]?.role === 'system') state.context[0] = system;
     else state.context.unshift(system);
@@ -195,25 +206,27 @@ export class Session {
       const budget = new RunBudget(this.limits, () => clock.now());
       let denied = false;
       const policy = this.options.policy;
-      const executor =
-        this.options.tools && this.options.tools.length > 0
-          ? new ToolExecutor({
-              tools: this.options.tools,
-              policy: {
-                decide: async (call, signal) => {
-                  const decision = policy ? await policy.decide(call, signal) : ({ allow: true } as const);
-                  if (!decision.allow) denied = true;
-                  return decision;
-                },
-              },
-            })
-          : undefined;
+      const executorForRound = (): ToolExecutor | undefined => {
+        const tools = typeof this.options.tools === 'function' ? this.options.tools() : this.options.tools;
+        if (!tools || tools.length === 0) return undefined;
+        return new ToolExecutor({
+          tools,
+          policy: {
+            decide: async (call, signal) => {
+              const decision = policy ? await policy.decide(call, signal) : ({ allow: true } as const);
+              if (!decision.allow) denied = true;
+              return decision;
+            },
+          },
+          ...(this.options.mapException ? { mapException: this.options.mapException } : {}),
+        });
+      };
       for (const text of this.pendingNotes.splice(0)) this.publish({ type: 'note', text });
       let outcome: Awaited<ReturnType<typeof runTurn>>;
       try {
         outcome = await runTurn({
           client: this.client,
-          executor,
+          executorForRound,
           context: this.state.context,
           commit: (message) => this.state.archive.push(message),
           budget,
@@ -354,6 +367,21 @@ export class Session {
       this.busy = false;
       this.controller = undefined;
     }
+  }
+
+  /** Switching Plan/Work replaces the first system message; the conversation is otherwise unchanged. */
+  setMode(mode: 'plan' | 'work'): void {
+    const system = systemMessage(
+      buildSystemPrompt({
+        mode,
+        workspace: this.options.workspace,
+        home: this.options.home,
+        provider: this.state.provider,
+        model: this.state.model,
+      }),
+    );
+    if (this.state.context[0]?.role === 'system') this.state.context[0] = system;
+    else this.state.context.unshift(system);
   }
 
   /** Follow-ups saved with the session (restored at resume). */

@@ -24,7 +24,8 @@ import { operatorMessage, type RetryPolicy, retryDelayMs } from './retry-policy.
 
 export interface TurnInput {
   readonly client: StreamingChatClient;
-  readonly executor: ToolExecutor | undefined;
+  /** TURN-1: asked once per round, so a tool or mode change waits for the next round. */
+  readonly executorForRound: () => ToolExecutor | undefined;
   /** The model context; the turn appends to it as rounds commit. */
   readonly context: ChatMessage[];
   /** Called for every message committed to the transcripts. */
@@ -138,9 +139,10 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     }
 
     // TURN-1: snapshot the context and tools for this round.
+    const executor = input.executorForRound();
     const request = {
       messages: [...input.context],
-      ...(input.executor ? { tools: input.executor.specs } : {}),
+      ...(executor ? { tools: executor.specs } : {}),
       ...(input.thinking ? { thinking: input.thinking } : {}),
     };
     let result: RoundResult;
@@ -184,7 +186,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
       return outcome('failed', { message });
     }
 
-    if (result.calls.length === 0 || !input.executor) {
+    if (result.calls.length === 0 || !executor) {
       commitAssistant(input, result, []);
       return outcome('completed');
     }
@@ -196,7 +198,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     commitAssistant(input, result, result.calls);
     input.budget.toolCalls += result.calls.length;
     input.publish({ type: 'tool-calls', calls: result.calls });
-    const results = await input.executor.runBatch(result.calls, input.signal);
+    const results = await executor.runBatch(result.calls, input.signal);
     // TOOL-3: the exact results, in call order.
     const toolMessage: ChatMessage = { role: 'tool', content: results };
     input.context.push(toolMessage);

@@ -26,7 +26,11 @@ async function open(replies: FakeReply[], tools: ToolDefinition[] = [], window =
   const model = config.providers?.fake?.models['fake-model'];
   if (model) Object.assign(model, { contextWindow: window, maxTokens: 500 });
   const home = mkdtempSync(join(tmpdir(), 'crystal-compact-'));
-  controller = await SessionController.open({ home, workspace: home, config, env: {}, tools });
+  controller = await SessionController.open({ home, workspace: home, config, env: {}, extraTools: tools });
+  // The operator approves every call these tests make.
+  controller.on((e) => {
+    if (e.type === 'approval-requested') controller?.answerApproval(e.prompt.id, 'once');
+  });
   const events: ControllerEvent[] = [];
   controller.on((e) => events.push(e));
   return { fake, controller, events, home };

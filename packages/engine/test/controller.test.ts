@@ -23,7 +23,11 @@ async function open(replies: FakeReply[], tools: ToolDefinition[] = [], home = m
     workspace: home,
     config: fakeConfig(fake.baseUri) as Config,
     env: {},
-    tools,
+    extraTools: tools,
+  });
+  // The operator approves every call these tests make.
+  controller.on((e) => {
+    if (e.type === 'approval-requested') controller?.answerApproval(e.prompt.id, 'once');
   });
   const events: ControllerEvent[] = [];
   controller.on((e) => events.push(e));

@@ -40,17 +40,23 @@ export function runInProcessGroup(command: string, options: ProcessOptions): Pro
     });
     let head = '';
     let tail = '';
-    let kept = 0;
+    let headFull = false;
     let dropped = 0;
     let timedOut = false;
     let cancelled = false;
-    const take = (chunk: Buffer): void => {
-      const text = chunk.toString('utf8');
+    // Keeps the first and last halves of the cap, in order; characters split across chunks are
+    // decoded whole (setEncoding keeps a decoder per stream).
+    const take = (text: string): void => {
       options.onOutput?.(text);
-      if (kept + chunk.length <= max / 2) {
-        head += text;
-        kept += chunk.length;
-        return;
+      if (!headFull) {
+        const room = max / 2 - head.length;
+        if (text.length <= room) {
+          head += text;
+          return;
+        }
+        head += text.slice(0, room);
+        text = text.slice(room);
+        headFull = true;
       }
       tail += text;
       if (tail.length > max / 2) {
@@ -58,11 +64,14 @@ export function runInProcessGroup(command: string, options: ProcessOptions): Pro
         tail = tail.slice(tail.length - max / 2);
       }
     };
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
+    child.stdout.setEncoding('utf8').on('data', take);
+    child.stderr.setEncoding('utf8').on('data', take);
     let killTimer: NodeJS.Timeout | undefined;
+    // The shell may be gone while a background child still holds the pipes: until 'close', the
+    // group is alive and must still be killed on a timeout or cancel.
+    let closed = false;
     const killGroup = (): void => {
-      if (child.pid === undefined || child.exitCode !== null) return;
+      if (child.pid === undefined || closed) return;
       signalGroup(child.pid, 'SIGTERM');
       killTimer = setTimeout(() => signalGroup(child.pid as number, 'SIGKILL'), options.killGraceMs ?? 2000);
     };
@@ -85,6 +94,7 @@ export function runInProcessGroup(command: string, options: ProcessOptions): Pro
       reject(error);
     });
     child.on('close', (exitCode, signal) => {
+      closed = true;
       if (timer) clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       options.signal.removeEventListener('abort', onAbort);

@@ -1,0 +1,186 @@
+/**
+ * The built-in file walker, used when ripgrep is not on PATH and to check what ripgrep returns,
+ * so both ways give the same files in the same order:
+ * - depth first, the entries of each directory sorted by name in byte order (`rg --sort path`);
+ * - `.gitignore` files honoured from the top of the repository (or the workspace) down, the
+ *   deepest decisive rule winning, an ignored directory never entered;
+ * - the skip list (`bin obj .git .vs node_modules dist`) and credential paths left out;
+ * - symbolic links never followed, so enumeration cannot leave the fence through a link.
+ */
+import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import { isCredentialPath, resolvePath } from '../fence.js';
+import { ToolFailure } from './failure.js';
+
+export const SKIP_DIRS: readonly string[] = ['bin', 'obj', '.git', '.vs', 'node_modules', 'dist'];
+const SKIP = new Set(SKIP_DIRS);
+
+export function isSkippedDir(name: string): boolean {
+  return SKIP.has(name);
+}
+
+/** Byte order of the UTF-8 names, the order ripgrep sorts by. */
+export function compareNames(a: string, b: string): number {
+  if (a === b) return 0;
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** The nearest directory at or above `dir` that holds `.git` (a folder or a worktree file). */
+export function findGitRoot(dir: string): string | undefined {
+  let current = dir;
+  for (;;) {
+    if (existsSync(join(current, '.git'))) return current;
+    const parent = dirname(current);
+    if (parent === current) return undefined;
+    current = parent;
+  }
+}
+
+const toPosix = (path: string): string => (sep === '/' ? path : path.split(sep).join('/'));
+
+/** Where an enumeration runs and how its paths are shown. */
+export interface SearchScope {
+  /** The workspace root, links followed. */
+  readonly workspace: string;
+  /** The walk root, links followed. */
+  readonly root: string;
+  readonly kind: 'dir' | 'file';
+  /** What the model called the root (for messages). */
+  readonly display: string;
+  readonly rules: GitignoreRules;
+}
+
+/** Resolves the `path` argument of list, glob and grep through the fence. */
+export function searchScope(workspace: string, path: string | undefined): SearchScope {
+  const verdict = resolvePath(workspace, path ?? '.');
+  if (verdict.credential) throw new ToolFailure(`${verdict.display} is a credentials path; it is not searched or listed.`);
+  let kind: 'dir' | 'file';
+  try {
+    kind = statSync(verdict.real).isDirectory() ? 'dir' : 'file';
+  } catch {
+    throw new ToolFailure(`Path not found: ${verdict.display}.`);
+  }
+  const root = verdict.real;
+  const ws = resolvePath(workspace, '.').real;
+  const base = kind === 'dir' ? root : dirname(root);
+  let rules = new GitignoreRules(findGitRoot(base) ?? (verdict.inside ? ws : base));
+  // A root the model names explicitly is searched even when an ancestor's .gitignore ignores it.
+  if (kind === 'dir' && rules.top !== root && rules.ignoresDir(root)) rules = new GitignoreRules(root);
+  return { workspace: ws, root, kind, display: verdict.display, rules };
+}
+
+/** A file's path as the tools print it: relative to the workspace when inside, else absolute. */
+export function displayOf(scope: SearchScope, absolute: string): string {
+  const rel = relative(scope.workspace, absolute);
+  if (rel === '') return '.';
+  if (rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel)) return absolute;
+  return toPosix(rel);
+}
+
+/** `.gitignore` files from `top` down; each directory's rules are read once. */
+export class GitignoreRules {
+  private readonly files = new Map<string, Ignore | null>();
+  private readonly dirs = new Map<string, boolean>();
+
+  constructor(readonly top: string) {}
+
+  /** Whether the path is ignored by the deepest `.gitignore` with a rule for it. */
+  ignores(absolute: string, isDir: boolean): boolean {
+    const rel = relative(this.top, absolute);
+    if (rel === '' || rel.startsWith('..')) return false;
+    let dir = dirname(absolute);
+    for (;;) {
+      const rules = this.rulesOf(dir);
+      if (rules) {
+        const result = rules.test(toPosix(relative(dir, absolute)) + (isDir ? '/' : ''));
+        if (result.ignored) return true;
+        if (result.unignored) return false;
+      }
+      if (dir === this.top) return false;
+      const parent = dirname(dir);
+      if (parent === dir) return false;
+      dir = parent;
+    }
+  }
+
+  /** Whether a directory is ignored (cached: asked once per directory on every path below it). */
+  ignoresDir(absolute: string): boolean {
+    let known = this.dirs.get(absolute);
+    if (known === undefined) {
+      known = this.ignores(absolute, true);
+      this.dirs.set(absolute, known);
+    }
+    return known;
+  }
+
+  private rulesOf(dir: string): Ignore | null {
+    let rules = this.files.get(dir);
+    if (rules === undefined) {
+      rules = null;
+      try {
+        const text = readFileSync(join(dir, '.gitignore'), 'utf8');
+        rules = ignore({ allowRelativePaths: true }).add(text);
+      } catch {
+        // No .gitignore here.
+      }
+      this.files.set(dir, rules);
+    }
+    return rules;
+  }
+}
+
+/**
+ * Whether a file ripgrep reported (a path relative to the root) passes the walker's rules:
+ * no skipped or ignored directory on the way, not a credential path, not ignored itself.
+ */
+export function walkerAccepts(scope: SearchScope, rel: string): boolean {
+  const parts = rel.split('/');
+  let dir = scope.root;
+  for (const part of parts.slice(0, -1)) {
+    if (isSkippedDir(part)) return false;
+    dir = join(dir, part);
+    if (scope.rules.ignoresDir(dir)) return false;
+  }
+  const absolute = join(scope.root, ...parts);
+  if (isCredentialPath(absolute)) return false;
+  return !scope.rules.ignores(absolute, false);
+}
+
+export interface WalkedFile {
+  readonly absolute: string;
+  /** Relative to the walk root, with `/` separators. */
+  readonly rel: string;
+}
+
+/** Every file under the scope's root in sorted depth-first order (a file root yields itself). */
+export async function* walkFiles(scope: SearchScope, signal?: AbortSignal): AsyncGenerator<WalkedFile> {
+  if (scope.kind === 'file') {
+    yield { absolute: scope.root, rel: scope.root.split(sep).at(-1) ?? '' };
+    return;
+  }
+  yield* walkDir(scope, scope.root, '', signal);
+}
+
+async function* walkDir(scope: SearchScope, dir: string, prefix: string, signal?: AbortSignal): AsyncGenerator<WalkedFile> {
+  signal?.throwIfAborted();
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch {
+    return; // Unreadable directories are skipped, as ripgrep does.
+  }
+  entries.sort((a, b) => compareNames(a.name, b.name));
+  for (const entry of entries) {
+    const absolute = join(dir, entry.name);
+    const rel = prefix + entry.name;
+    if (entry.isDirectory()) {
+      if (isSkippedDir(entry.name) || isCredentialPath(absolute) || scope.rules.ignoresDir(absolute)) continue;
+      yield* walkDir(scope, absolute, `${rel}/`, signal);
+    } else if (entry.isFile()) {
+      if (isCredentialPath(absolute) || scope.rules.ignores(absolute, false)) continue;
+      yield { absolute, rel };
+    }
+    // Links, sockets, devices: never followed or listed.
+  }
+}

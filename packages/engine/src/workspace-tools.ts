@@ -1,0 +1,100 @@
+/**
+ * Assembles a session's tools in one place for every surface: the built-in catalog of the
+ * current mode (TOOLS-1), external tool sets (TOOLS-4), the approval policy plugged into the
+ * executor (CORE-5, APPR-1..3) and the tool exception mapper. `crystal run` passes no `ask`,
+ * so every call that would ask is denied with the normal rejection (CLI-2).
+ */
+import type { ToolContext, ToolDefinition } from '@crystal/core';
+import {
+  type ApprovalAnswer,
+  type ApprovalMode,
+  type ApprovalOutcome,
+  type ApprovalPolicy,
+  type ApprovalRequest,
+  type AutoPassCard,
+  createApprovalPolicy,
+} from './approval/index.js';
+import { bashTimeoutMs } from './bash-timeout.js';
+import type { Config } from './config/schema.js';
+import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
+import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
+import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
+
+export interface WorkspaceToolOptions {
+  readonly home: string;
+  readonly workspace: string;
+  readonly config: Config;
+  readonly mode: Mode;
+  readonly approval?: ApprovalMode | undefined;
+  /** `--bash-timeout` for this process: seconds, or null for unlimited (BASH-1). */
+  readonly bashTimeoutSeconds?: number | null | undefined;
+  readonly askApproval?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  readonly askQuestion?: (questions: readonly Question[], context: ToolContext) => Promise<QuestionAnswers | 'dismissed'>;
+  readonly onOutput?: (callId: string, chunk: string) => void;
+  readonly onAutoPass?: (card: AutoPassCard) => void;
+  readonly onDecided?: (outcome: ApprovalOutcome) => void;
+  readonly onNote?: (text: string) => void;
+  readonly sessionId: () => string;
+  readonly imageInput: () => boolean;
+  /** Load `tools.json` sets (default true). */
+  readonly externalTools?: boolean;
+}
+
+export interface WorkspaceTools {
+  /** The catalog of the current mode, asked each round. */
+  readonly tools: () => readonly ToolDefinition[];
+  readonly policy: ApprovalPolicy;
+  readonly todos: TodoStore;
+  readonly mapException: typeof builtinExceptionMapper;
+  readonly notes: readonly string[];
+  mode(): Mode;
+  setMode(mode: Mode): void;
+}
+
+export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Promise<WorkspaceTools> {
+  let mode = options.mode;
+  const todos = new TodoStore();
+  const builtins = createBuiltinTools({
+    workspace: options.workspace,
+    bashTimeoutMs: bashTimeoutMs(options.config, options.bashTimeoutSeconds),
+    todos,
+    ...(options.askQuestion ? { ask: options.askQuestion } : {}),
+    ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+  });
+  let external: Awaited<ReturnType<typeof loadExternalTools>> = { tools: [], notes: [] };
+  if (options.externalTools !== false) {
+    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace });
+    external = await loadExternalTools(
+      discovery,
+      {
+        workspace: options.workspace,
+        sessionId: options.sessionId,
+        approvalMode: () => policy.mode,
+        imageInput: options.imageInput,
+      },
+      WORK_TOOLS,
+    );
+  }
+  const policy: ApprovalPolicy = createApprovalPolicy({
+    mode: options.approval ?? options.config.approval ?? 'default',
+    plan: () => mode === 'plan',
+    workspace: options.workspace,
+    home: options.home,
+    ...(options.askApproval ? { ask: options.askApproval } : {}),
+    ...(options.onAutoPass ? { onAutoPass: options.onAutoPass } : {}),
+    ...(options.onDecided ? { onDecided: options.onDecided } : {}),
+    ...(options.onNote ? { onNote: options.onNote } : {}),
+    externalTool: externalToolFacts(external.tools),
+  });
+  return {
+    tools: () => [...catalogFor(mode, builtins), ...externalToolsFor(external.tools, mode)],
+    policy,
+    todos,
+    mapException: builtinExceptionMapper,
+    notes: external.notes,
+    mode: () => mode,
+    setMode: (next) => {
+      mode = next;
+    },
+  };
+}
