@@ -22,14 +22,24 @@ async function main(argv: string[]): Promise<number> {
     const { runCommand } = await import('./run-command.js');
     return runCommand(rest);
   }
+  if (command === 'web') {
+    const { webCommand } = await import('./web-command.js');
+    return webCommand(rest);
+  }
+  if (command === 'sessions') {
+    const { sessionsCommand } = await import('./sessions-command.js');
+    return sessionsCommand(rest);
+  }
+  if (command === 'export') {
+    const { exportCommand } = await import('./sessions-command.js');
+    return exportCommand(rest);
+  }
   if (command !== undefined && !command.startsWith('-')) {
     process.stderr.write(`crystal: unknown command '${command}'. Run 'crystal --help' for the commands.\n`);
     return 1;
   }
-  process.stderr.write(
-    "crystal: the interactive terminal is not built yet in this version. Use 'crystal run PROMPT' (see 'crystal run --help').\n",
-  );
-  return 1;
+  const { interactiveCommand } = await import('./interactive/index.js');
+  return interactiveCommand(argv);
 }
 
 main(process.argv.slice(2)).then(

@@ -1,6 +1,7 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
-import { resolve } from 'node:path';
-import { assembleWorkspaceTools, loadConfig, resolveHome, Session, UsageError } from '@crystal/engine';
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { assembleWorkspaceTools, ImageError, loadConfig, resolveHome, Session, taggedMarker, UsageError } from '@crystal/engine';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
 
@@ -23,7 +24,6 @@ async function run(argv: readonly string[]): Promise<number> {
   if (prompt.trimStart().startsWith('/')) {
     throw new UsageError('Slash commands are interactive only; crystal run takes a plain prompt.');
   }
-  if (options.images.length > 0) throw new UsageError('--image is not supported by this build yet.');
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
   const config = loadConfig(home);
@@ -67,6 +67,7 @@ async function run(argv: readonly string[]): Promise<number> {
   });
   sessionId = session.id;
   imageInput = session.imageInput;
+  const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
   const printer = createPrinter(
     options.format,
     { stdout: guardedStdout(), stderr: process.stderr },
@@ -78,7 +79,7 @@ async function run(argv: readonly string[]): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const result = await session.send(prompt);
+    const result = await session.send(text);
     printer.finish(result);
     return exitCodeFor({ ...result, denied: operatorDenied });
   } finally {
@@ -105,4 +106,36 @@ function guardedStdout(): NodeJS.WritableStream & { isTTY?: boolean } {
     isTTY: process.stdout.isTTY,
     write: (chunk: string) => (closed ? true : process.stdout.write(chunk)),
   } as unknown as NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+/**
+ * `--image PATH` (repeatable): each file is validated and stored in order through the session's
+ * attachment seam, and its marker is appended to the prompt, so the model gets the images in
+ * the order given (IMG-1). A refused image stops the run before any request (exit 1).
+ */
+async function withImages(session: Session, prompt: string, paths: readonly string[]): Promise<string> {
+  if (!session.imageInput) {
+    throw new UsageError(
+      `Model '${session.model}' of provider '${session.provider}' does not declare imageInput; --image needs a model with "imageInput": true in its catalog entry.`,
+    );
+  }
+  const markers: string[] = [];
+  for (const [index, path] of paths.entries()) {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(resolve(path));
+    } catch (error) {
+      throw new UsageError(
+        `--image ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
+      );
+    }
+    try {
+      const attached = await session.attachments.attach(bytes, { name: basename(path), draft: true });
+      markers.push(taggedMarker(attached.number));
+    } catch (error) {
+      if (error instanceof ImageError) throw new UsageError(`--image ${path} (image ${index + 1}): ${error.message}`);
+      throw error;
+    }
+  }
+  return `${prompt}\n\n${markers.join(' ')}`;
 }

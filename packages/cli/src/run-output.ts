@@ -61,7 +61,7 @@ function jsonPrinter(out: OutputStreams): RunPrinter {
         out.stderr.write(
           `retrying model request: ${event.message} (attempt ${event.attempt} in ${Math.ceil(event.delayMs / 1000)}s)\n`,
         );
-      }
+      } else if (event.type === 'note') out.stderr.write(`${event.text}\n`);
     },
     finish(result) {
       out.stdout.write(`${JSON.stringify(resultObject(result))}\n`);

@@ -42,6 +42,10 @@ export interface SessionState {
   cumulativeUsage: Usage;
   /** Follow-ups queued while a turn ran, saved as they change so a crash does not lose them. */
   queued: string[];
+  /** The `images` records (hash + MIME, never bytes: IMG-10), as loaded or computed before a save. */
+  images: unknown[];
+  /** Whether the transcript's markers carry the provenance prefix (IMG-6); absent in older files. */
+  imageMarkersTagged: boolean;
 }
 
 interface UsageShape {
@@ -109,7 +113,7 @@ function headFields(state: SessionState): Record<string, unknown> {
     model: state.model,
     title: titleOf(state.archive),
     messageCount: state.archive.length,
-    images: [],
+    images: state.images ?? [],
     imageMarkersTagged: true,
     todos: [],
     userTurns: state.userTurns,
@@ -284,6 +288,8 @@ export class SessionFiles {
       usage: usageOf(raw.usage),
       cumulativeUsage: usageOf(raw.cumulativeUsage),
       queued: Array.isArray(raw.queued) ? raw.queued.filter((q): q is string => typeof q === 'string') : [],
+      images: Array.isArray(raw.images) ? raw.images : [],
+      imageMarkersTagged: raw.imageMarkersTagged === true,
     };
     return { state, files, notes };
   }

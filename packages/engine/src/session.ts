@@ -13,6 +13,8 @@ import {
   type ToolDefinition,
   ToolExecutor,
   type ToolExceptionMapper,
+  type ToolResultContent,
+  type ToolResultPart,
   type ToolInvocationPolicy,
   systemMessage,
   userMessage,
@@ -29,6 +31,21 @@ import { buildSystemPrompt } from './prompts/system-prompt.js';
 import { type CompactionResult, compact, compactionLimit, estimateTokens, shouldCompact } from './compaction/index.js';
 import type { ModelSettings } from '@crystal/providers';
 import { askSideQuestion, type SideEvent, type SideExchange } from './side-question.js';
+import {
+  AttachmentService,
+  exportSessionImages,
+  imageLimitsFrom,
+  MediaStore,
+  parseSessionImageRecords,
+  projectMessages,
+  referencedImageNumbers,
+  requireImageInput,
+  restoreSessionImages,
+  stripMarkerPrefix,
+  tagLegacyMessage,
+  taggedMarker,
+  taggedMarkerNumbers,
+} from './images/index.js';
 import { runTurn } from './turn.js';
 import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
@@ -54,6 +71,8 @@ export interface SessionOptions {
   readonly clock?: Clock;
   readonly env?: NodeJS.ProcessEnv;
   readonly clientOptions?: ClientOptions;
+  /** Open without a model client (export, listing): any request fails with a clear error. */
+  readonly offline?: boolean;
 }
 
 export interface SessionSnapshot {
@@ -100,7 +119,9 @@ export class Session {
       resumeId = latest.id;
     }
     const resumed = resumeId ? SessionFiles.load(options.home, resumeId) : undefined;
-    const { client, model } = await buildClient(options, options.provider, options.model, env);
+    const { client, model } = options.offline
+      ? offlineClient(resumed?.state.provider ?? options.provider ?? '', resumed?.state.model ?? options.model ?? '')
+      : await buildClient(options, options.provider, options.model, env);
     const limits = { ...budgetLimitsOf(options.config), ...(options.limits ?? {}) };
     const now = new Date().toISOString();
     const state: SessionState = resumed?.state ?? {
@@ -118,6 +139,8 @@ export class Session {
       usage: emptyUsage,
       cumulativeUsage: emptyUsage,
       queued: [],
+      images: [],
+      imageMarkersTagged: true,
     };
     state.provider = client.provider;
     state.model = client.model;
@@ -134,7 +157,12 @@ export class Session {
     if (state.context[0]?.role === 'system') state.context[0] = system;
     else state.context.unshift(system);
     const files = resumed?.files ?? SessionFiles.create(options.home, state.id);
-    return new Session(options, state, files, client, model, limits, resumed?.notes ?? []);
+    const { attachments, notes, unavailable } = await openImages(options, state);
+    const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes]);
+    session.attachments = attachments;
+    // The resume note already named these (IMG-13: one note); requests do not repeat it.
+    for (const number of unavailable) session.reportedUnavailable.add(number);
+    return session;
   }
 
   /**
@@ -149,6 +177,9 @@ export class Session {
     this.state.provider = client.provider;
     this.state.model = client.model;
   }
+
+  /** The attachment seam of this session (terminal, run and Web alike: WEB-10). */
+  attachments!: AttachmentService;
 
   get id(): string {
     return this.state.id;
@@ -198,6 +229,11 @@ export class Session {
     this.controller = controller;
     const clock = this.options.clock ?? systemClock;
     try {
+      // IMG-7: images whose markers were deleted before submit are discarded; MODEL-1: a model
+      // without imageInput refuses an attached image before anything is sent.
+      await this.attachments.registry.discardDeleted(text);
+      requireImageInput(text, { provider: this.state.provider, model: this.state.model, imageInput: this.imageInput });
+      await this.attachments.registry.markSent(taggedMarkerNumbers(text));
       const user = userMessage(text);
       this.state.context.push(user);
       this.state.archive.push(user);
@@ -236,6 +272,8 @@ export class Session {
           signal: controller.signal,
           publish: this.publish,
           ...(hooks.takeFollowUps ? { takeFollowUps: hooks.takeFollowUps } : {}),
+          prepareMessages: (messages) => this.prepareMessages(messages),
+          adoptToolResults: (results) => this.adoptToolResults(results),
           compactBeforeRound: async (lastReported, signal) => {
             const result = await this.runCompaction(false, lastReported, signal);
             return result?.outcome === 'exhausted' ? 'overflow' : 'fits';
@@ -457,8 +495,92 @@ export class Session {
     return copy.id;
   }
 
+  /**
+   * IMG-1/IMG-5: the request sees typed image content for prefixed markers when the model takes
+   * images (each image fitted to the provider's limits, the original untouched), and plain
+   * text without the prefix otherwise. An image that cannot be read is left as its marker,
+   * with one note per image.
+   */
+  private async prepareMessages(messages: ChatMessage[]): Promise<ChatMessage[]> {
+    if (!this.imageInput) return projectMessages(messages, undefined);
+    const numbers = referencedImageNumbers(messages);
+    if (numbers.size === 0) return projectMessages(messages, new Map());
+    const { images, unavailable } = await this.attachments.imagesForRequest(numbers, this.protocol);
+    for (const missing of unavailable) {
+      if (this.reportedUnavailable.has(missing.number)) continue;
+      this.reportedUnavailable.add(missing.number);
+      this.publish({ type: 'note', text: `[Image #${missing.number}] is not sent: ${missing.detail}` });
+    }
+    return projectMessages(messages, images);
+  }
+
+  readonly reportedUnavailable = new Set<number>();
+
+  private get protocol(): import('@crystal/providers').Protocol {
+    return selectModel(this.options.config, { provider: this.state.provider, model: this.state.model }).provider.protocol;
+  }
+
+  /**
+   * IMG-18: images in tool results are stored and replaced by tagged markers, so the model sees
+   * them on the next round and the transcript keeps markers (WIRE-4). A text-only turn refuses
+   * them with a clear tool error (IMG-19) instead of dropping them.
+   */
+  private async adoptToolResults(results: ToolResultPart[]): Promise<ToolResultPart[]> {
+    const out: ToolResultPart[] = [];
+    for (const result of results) {
+      if (!result.content.some((c) => c.type === 'image')) {
+        // IMG-3: text a tool produced never turns into an image, even if it holds the prefix.
+        out.push({
+          ...result,
+          content: result.content.map((c) => (c.type === 'text' ? { type: 'text', text: stripMarkerPrefix(c.text) } : c)),
+        });
+        continue;
+      }
+      if (!this.imageInput) {
+        out.push({ ...result, isError: true, content: [{ type: 'text', text: 'This model cannot accept tool images.' }] });
+        continue;
+      }
+      const content: ToolResultContent[] = [];
+      try {
+        for (const part of result.content) {
+          if (part.type === 'text') content.push({ type: 'text', text: stripMarkerPrefix(part.text) });
+          else if (part.data !== undefined) {
+            const attached = await this.attachments.attach(Buffer.from(part.data, 'base64'), {
+              declaredMime: part.mime,
+              name: part.name ?? result.name,
+              draft: false,
+            });
+            content.push({ type: 'text', text: taggedMarker(attached.number) });
+          } else if (part.uri !== undefined) {
+            const attached = await this.attachments.attachUri(part.uri, { mime: part.mime, draft: false });
+            content.push({ type: 'text', text: taggedMarker(attached.number) });
+          }
+        }
+        out.push({ ...result, content });
+      } catch (error) {
+        out.push({
+          ...result,
+          isError: true,
+          content: [{ type: 'text', text: `The tool returned an image that was refused: ${(error as Error).message}` }],
+        });
+      }
+    }
+    return out;
+  }
+
+  /** IMG-15: the JSON export keeps marker provenance and inlines the available image bytes. */
+  async exportJsonWithImages(): Promise<string> {
+    const referenced = referencedImageNumbers(this.state.archive, this.state.context);
+    const records = await this.attachments.registry.toRecords(referenced);
+    const { records: inlined } = await exportSessionImages(records, this.attachments.store);
+    return serialiseSession({ ...this.state, images: inlined });
+  }
+
   async save(): Promise<string> {
     this.state.updatedUtc = new Date().toISOString();
+    // IMG-12: only images the archive or the model context still mention are kept (HIST-8).
+    this.state.images = await this.attachments.registry.toRecords(referencedImageNumbers(this.state.archive, this.state.context));
+    this.state.imageMarkersTagged = true;
     const path = await this.files.save(this.state);
     this.publish({ type: 'session-saved', path });
     return path;
@@ -484,4 +606,43 @@ async function buildClient(
     options.clientOptions,
   );
   return { client, model: selection.model };
+}
+
+/**
+ * Resume of images (IMG-6, IMG-13, IMG-14): an older file's markers are tagged first, then each
+ * saved image is checked in the media store; damaged or missing files give one note and keep
+ * their reference, so restoring the file repairs the session.
+ */
+async function openImages(
+  options: SessionOptions,
+  state: SessionState,
+): Promise<{ attachments: AttachmentService; notes: string[]; unavailable: readonly number[] }> {
+  const store = MediaStore.forHome(options.home, imageLimitsFrom(options.config.images));
+  if (!state.imageMarkersTagged) {
+    const saved = new Set(parseSessionImageRecords(state.images).records.map((r) => r.number));
+    state.archive = state.archive.map((m) => tagLegacyMessage(m, saved));
+    state.context = state.context.map((m) => tagLegacyMessage(m, saved));
+    state.imageMarkersTagged = true;
+  }
+  if (state.images.length === 0) return { attachments: new AttachmentService({ store }), notes: [], unavailable: [] };
+  const restored = await restoreSessionImages(state.images, store, {
+    alsoReferenced: referencedImageNumbers(state.archive, state.context),
+  });
+  return {
+    attachments: new AttachmentService({ store, registry: restored.registry }),
+    notes: restored.notes,
+    unavailable: restored.unavailable,
+  };
+}
+
+function offlineClient(provider: string, model: string): { client: StreamingChatClient; model: ModelSettings } {
+  const client: StreamingChatClient = {
+    provider,
+    model,
+    capabilities: { imageInput: false },
+    stream: () => {
+      throw new UsageError('This session was opened without a model client; open it with crystal or crystal run to continue it.');
+    },
+  };
+  return { client, model: { id: model } };
 }

@@ -48,6 +48,10 @@ export interface TurnInput {
    * resolves whether the context still fits. The session owns the compactor.
    */
   readonly compactBeforeRound?: (lastReportedTokens: number | undefined, signal: AbortSignal) => Promise<'fits' | 'overflow'>;
+  /** IMG-1: turns the round's snapshot into request messages (markers → typed image content). */
+  readonly prepareMessages?: (messages: ChatMessage[]) => Promise<ChatMessage[]>;
+  /** IMG-18: tool images get markers and reach the next round; text-only turns refuse them. */
+  readonly adoptToolResults?: (results: ToolResultPart[]) => Promise<ToolResultPart[]>;
 }
 
 export interface TurnOutcome {
@@ -140,8 +144,9 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
 
     // TURN-1: snapshot the context and tools for this round.
     const executor = input.executorForRound();
+    const snapshot = [...input.context];
     const request = {
-      messages: [...input.context],
+      messages: input.prepareMessages ? await input.prepareMessages(snapshot) : snapshot,
       ...(executor ? { tools: executor.specs } : {}),
       ...(input.thinking ? { thinking: input.thinking } : {}),
     };
@@ -198,7 +203,8 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     commitAssistant(input, result, result.calls);
     input.budget.toolCalls += result.calls.length;
     input.publish({ type: 'tool-calls', calls: result.calls });
-    const results = await executor.runBatch(result.calls, input.signal);
+    const raw = await executor.runBatch(result.calls, input.signal);
+    const results = input.adoptToolResults ? await input.adoptToolResults(raw) : raw;
     // TOOL-3: the exact results, in call order.
     const toolMessage: ChatMessage = { role: 'tool', content: results };
     input.context.push(toolMessage);
@@ -231,7 +237,8 @@ function commitAssistant(input: TurnInput, result: RoundResult, calls: readonly 
     if (segment.text === '' && !segment.state) continue;
     content.push({ type: 'reasoning', text: segment.text, ...(segment.state ? { state: segment.state } : {}) });
   }
-  if (result.text !== '') content.push({ type: 'text', text: result.text });
+  // IMG-3: model output never carries the image provenance prefix into the transcript.
+  if (result.text !== '') content.push({ type: 'text', text: result.text.replaceAll('\u2063', '') });
   for (const call of calls) {
     content.push({
       type: 'tool-call',

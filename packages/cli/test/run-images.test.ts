@@ -1,0 +1,165 @@
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeProvider, fakeConfig, runCrystal, type TempHome, tempHome } from '@crystal/testkit';
+import sharp from 'sharp';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+let fake: FakeProvider | undefined;
+let home: TempHome | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+  home?.dispose();
+  home = undefined;
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'crystal-run-images-'));
+let png: Buffer;
+let jpeg: Buffer;
+beforeAll(async () => {
+  png = await sharp({ create: { width: 32, height: 24, channels: 3, background: { r: 200, g: 10, b: 10 } } })
+    .png()
+    .toBuffer();
+  jpeg = await sharp({ create: { width: 40, height: 30, channels: 3, background: { r: 10, g: 10, b: 200 } } })
+    .jpeg()
+    .toBuffer();
+  writeFileSync(join(dir, 'a.png'), png);
+  writeFileSync(join(dir, 'b.jpg'), jpeg);
+});
+
+function imageConfig(protocol: string) {
+  const config = fakeConfig((fake as FakeProvider).baseUriFor(protocol), {}, protocol);
+  const model = (config.providers as Record<string, { models: Record<string, Record<string, unknown>> }>).fake?.models[
+    'fake-model'
+  ];
+  if (model) model.imageInput = true;
+  return config;
+}
+
+/** The base64 of every image in a recorded request body, in order, whatever the wire. */
+function imagesInBody(body: unknown): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      const data = /^data:image\/[a-z]+;base64,(.+)$/.exec(value);
+      if (data) found.push(data[1] as string);
+      else if (value.length > 100 && /^[A-Za-z0-9+/=]+$/.test(value)) found.push(value);
+      return;
+    }
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(body);
+  return found;
+}
+
+describe('crystal run --image', () => {
+  for (const protocol of ['anthropic', 'gemini', 'ollama']) {
+    it(`IMG-1 IMG-9 IMG-10 sends both images in order over the ${protocol} wire, stores them 0600, and the session JSON holds no Base64`, async () => {
+      fake = await FakeProvider.start({ wire: protocol, replies: [{ text: 'a red and a blue box' }] });
+      home = tempHome(imageConfig(protocol));
+      const result = await runCrystal(
+        ['run', '--format', 'json', '--image', join(dir, 'a.png'), '--image', join(dir, 'b.jpg'), 'compare'],
+        { home: home.path },
+      );
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      const sent = imagesInBody(fake.requests[0]?.body);
+      expect(sent).toHaveLength(2);
+      // Small images go out unchanged, byte for byte, in the order given.
+      expect(sent[0]).toBe(png.toString('base64'));
+      expect(sent[1]).toBe(jpeg.toString('base64'));
+      const media = join(home.path, 'media');
+      expect(statSync(media).mode & 0o777).toBe(0o700);
+      const files = readdirSync(media);
+      expect(files).toHaveLength(2);
+      for (const f of files) expect(statSync(join(media, f)).mode & 0o777).toBe(0o600);
+      const sessionDir = join(home.path, 'sessions');
+      const saved = readdirSync(sessionDir)
+        .map((f) => readFileSync(join(sessionDir, f), 'utf8'))
+        .join('\n');
+      expect(saved).not.toContain(png.toString('base64').slice(0, 40));
+      expect(saved).toContain('contentHash');
+    });
+  }
+
+  it('MODEL-1 a model without imageInput refuses --image before any request', async () => {
+    fake = await FakeProvider.start({ replies: [{ text: 'never' }] });
+    home = tempHome(fakeConfig(fake.baseUri));
+    const result = await runCrystal(['run', '--image', join(dir, 'a.png'), 'look'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('imageInput');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('IMG-8 a truncated image is refused with its name and nothing is stored', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'never' }] });
+    home = tempHome(imageConfig('anthropic'));
+    writeFileSync(join(dir, 'cut.png'), png.subarray(0, Math.floor(png.length / 2)));
+    const result = await runCrystal(['run', '--image', join(dir, 'cut.png'), 'look'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cut.png');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('IMG-13 a damaged media file at resume gives one note and a working session; restoring the file repairs it', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'first' }, { text: 'second' }, { text: 'third' }] });
+    home = tempHome(imageConfig('anthropic'));
+    const first = await runCrystal(['run', '--format', 'json', '--image', join(dir, 'a.png'), 'look'], { home: home.path });
+    const id = JSON.parse(first.stdout).sessionId;
+    const media = join(home.path, 'media');
+    const [file] = readdirSync(media) as [string];
+    const original = readFileSync(join(media, file));
+    writeFileSync(join(media, file), original.subarray(0, 20));
+    const damaged = await runCrystal(['run', '--format', 'json', '--resume', id, 'again'], { home: home.path });
+    expect(damaged.code).toBe(0);
+    expect(damaged.stderr.match(/\[Image #1\]/g)?.length).toBe(1);
+    expect(imagesInBody(fake.requests[1]?.body)).toHaveLength(0);
+    writeFileSync(join(media, file), original);
+    const repaired = await runCrystal(['run', '--format', 'json', '--resume', id, 'and now'], { home: home.path });
+    expect(repaired.code).toBe(0);
+    expect(imagesInBody(fake.requests[2]?.body)).toEqual([png.toString('base64')]);
+  });
+});
+
+describe('crystal sessions and crystal export', () => {
+  it('CLI-4 lists the sessions of this workspace newest first, all with --all, and as JSON', async () => {
+    fake = await FakeProvider.start({ replies: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] });
+    home = tempHome(fakeConfig(fake.baseUri));
+    const ws = mkdtempSync(join(tmpdir(), 'crystal-ws-a-'));
+    const other = mkdtempSync(join(tmpdir(), 'crystal-ws-b-'));
+    const a = JSON.parse((await runCrystal(['run', '--format', 'json', '-w', ws, 'first in a'], { home: home.path })).stdout);
+    const b = JSON.parse((await runCrystal(['run', '--format', 'json', '-w', ws, 'second in a'], { home: home.path })).stdout);
+    await runCrystal(['run', '--format', 'json', '-w', other, 'in b'], { home: home.path });
+    const listed = await runCrystal(['sessions', '--json', '-w', ws], { home: home.path });
+    expect(listed.code).toBe(0);
+    const sessions = JSON.parse(listed.stdout);
+    expect(sessions.map((s: { id: string }) => s.id)).toEqual([b.sessionId, a.sessionId]);
+    expect(sessions[0]).toMatchObject({ title: 'second in a', messageCount: 2 });
+    const all = JSON.parse((await runCrystal(['sessions', '--all', '--json'], { home: home.path })).stdout);
+    expect(all).toHaveLength(3);
+    const text = await runCrystal(['sessions', '-w', ws], { home: home.path });
+    expect(text.stdout).toContain(a.sessionId);
+  });
+
+  it('CLI-5 IMG-15 export writes the JSON session with marker provenance and the image bytes inlined', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'seen' }] });
+    home = tempHome(imageConfig('anthropic'));
+    const run = JSON.parse(
+      (await runCrystal(['run', '--format', 'json', '--image', join(dir, 'a.png'), 'look'], { home: home.path })).stdout,
+    );
+    const out = join(dir, 'export.json');
+    const exported = await runCrystal(['export', run.sessionId, '--out', out], {
+      home: home.path,
+      env: { ANTHROPIC_API_KEY: undefined },
+    });
+    expect(exported.code).toBe(0);
+    const json = JSON.parse(readFileSync(out, 'utf8'));
+    expect(json.images).toEqual([expect.objectContaining({ number: 1, mimeType: 'image/png', data: png.toString('base64') })]);
+    expect(JSON.stringify(json.archive)).toContain('\u2063[Image #1]');
+    const missing = await runCrystal(['export', 'no-such-id'], { home: home.path });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("No saved session 'no-such-id'");
+  });
+});
