@@ -12,6 +12,9 @@ import type { ApprovalAnswer, ApprovalCard, ApprovalMode, AutoPassCard } from '.
 import { Session, type SessionOptions } from './session.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
+import { catalogOf } from './catalog.js';
+import { persistPreferences, resolveModelArgument } from './preferences.js';
+import type { ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 
@@ -221,6 +224,11 @@ export class SessionController {
 
   get session(): Session {
     return this.active;
+  }
+
+  /** The attachment seam of the current session (paste, Web batches: WEB-10). */
+  get attachments(): import('./images/index.js').AttachmentService {
+    return this.active.attachments;
   }
 
   get activity(): Activity {
@@ -463,6 +471,40 @@ export class SessionController {
         if (arg === '') return this.execute({ ...command, spec: { ...command.spec, name: 'sessions' }, argument: '' });
         await this.replace({ resume: arg, continueLatest: false }, true);
         return { kind: 'text', text: `Resumed ${this.active.id}.` };
+      }
+      case 'model': {
+        const catalog = catalogOf(this.active.openOptions.config);
+        if (arg === '') {
+          const lines: string[] = [];
+          for (const [name, provider] of Object.entries(catalog)) {
+            lines.push(`${name} (${provider.protocol})`);
+            for (const id of Object.keys(provider.models)) {
+              const mark = name === this.active.provider && id === this.active.model ? '*' : ' ';
+              lines.push(`  ${mark} ${id}`);
+            }
+          }
+          return { kind: 'text', title: 'Models', text: lines.join('\n') };
+        }
+        const { provider, model } = resolveModelArgument(arg, catalog, this.active.provider);
+        await this.active.switchModel(provider, model);
+        await persistPreferences(this.active.home, { provider: this.active.provider, model: this.active.model });
+        return { kind: 'text', text: `Model: ${this.active.provider}/${this.active.model}.` };
+      }
+      case 'thinking': {
+        const gears: readonly ThinkingEffort[] = ['default', 'off', 'minimal', 'low', 'medium', 'high', 'maximum'];
+        const aliases: Record<string, ThinkingEffort> = { none: 'off', max: 'maximum' };
+        const current = this.active.thinking ?? 'default';
+        const next =
+          arg === ''
+            ? (gears[(gears.indexOf(current) + 1) % gears.length] as ThinkingEffort)
+            : (aliases[arg] ?? (arg as ThinkingEffort));
+        if (!gears.includes(next)) return { kind: 'error', text: `Thinking gears: ${gears.join(', ')}.` };
+        this.active.setThinking(next);
+        await persistPreferences(this.active.home, { thinkingEffort: next });
+        const note = this.active.modelInfo.thinking
+          ? ''
+          : ' (this model takes no thinking hint; the gear applies when you switch to one that does)';
+        return { kind: 'text', text: `Thinking: ${next}${note}.` };
       }
       case 'todos': {
         const items = this.todos;

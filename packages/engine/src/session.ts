@@ -28,7 +28,14 @@ import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
 import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession } from './session-store.js';
 import { buildSystemPrompt } from './prompts/system-prompt.js';
-import { type CompactionResult, compact, compactionLimit, estimateTokens, shouldCompact } from './compaction/index.js';
+import {
+  type CompactionResult,
+  ContextMeter,
+  compact,
+  compactionLimit,
+  estimateTokens,
+  shouldCompact,
+} from './compaction/index.js';
 import type { ModelSettings } from '@crystal/providers';
 import { askSideQuestion, type SideEvent, type SideExchange } from './side-question.js';
 import {
@@ -154,8 +161,9 @@ export class Session {
         model: state.model,
       }),
     );
-    if (state.context[0]?.role === 'system') state.context[0] = system;
-    else state.context.unshift(system);
+    // Saved contexts never hold the live system prompt (a leading system message there is a
+    // summary), so it is always put in front afresh.
+    state.context.unshift(system);
     const files = resumed?.files ?? SessionFiles.create(options.home, state.id);
     const { attachments, notes, unavailable } = await openImages(options, state);
     const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes]);
@@ -176,6 +184,38 @@ export class Session {
     this.modelSettings = settings;
     this.state.provider = client.provider;
     this.state.model = client.model;
+  }
+
+  private thinkingGear: ThinkingEffort | undefined;
+
+  /** The thinking gear of the next request (`/thinking`); adapters omit it for models without thinking. */
+  get thinking(): ThinkingEffort | undefined {
+    return this.thinkingGear ?? this.options.thinking ?? this.options.config.thinkingEffort;
+  }
+
+  setThinking(gear: ThinkingEffort | undefined): void {
+    this.thinkingGear = gear;
+  }
+
+  /** Model facts for the surfaces: the window drives the CTX percent. */
+  get modelInfo(): { readonly contextWindow?: number; readonly thinking: boolean; readonly efforts: readonly ThinkingEffort[] } {
+    return {
+      ...(this.modelSettings.contextWindow !== undefined ? { contextWindow: this.modelSettings.contextWindow } : {}),
+      thinking: this.modelSettings.thinking === true,
+      efforts: this.modelSettings.thinkingEfforts ?? [],
+    };
+  }
+
+  /**
+   * Context use in percent of the window (CTX): the last round's reported input + output while
+   * known, else the local estimate of the model context.
+   */
+  contextPercent(): number | undefined {
+    const window = this.modelSettings.contextWindow;
+    if (!window) return undefined;
+    const reported = this.state.usage.inputTokens + this.state.usage.outputTokens;
+    const tokens = reported > 0 ? reported : estimateTokens(this.state.context);
+    return Math.min(100, Math.round((100 * tokens) / window));
   }
 
   /** The attachment seam of this session (terminal, run and Web alike: WEB-10). */
@@ -268,7 +308,7 @@ export class Session {
           budget,
           retry: retryPolicyOf(this.options.config),
           clock,
-          ...(this.options.thinking ? { thinking: this.options.thinking } : {}),
+          ...(this.thinking ? { thinking: this.thinking } : {}),
           signal: controller.signal,
           publish: this.publish,
           ...(hooks.takeFollowUps ? { takeFollowUps: hooks.takeFollowUps } : {}),
@@ -329,7 +369,7 @@ export class Session {
     const maxTokens = this.modelSettings.maxTokens;
     if (!forced) {
       const limit = compactionLimit({ contextWindow: window, maxTokens, threshold });
-      if (!shouldCompact({ estimate: estimateTokens(this.state.context), lastReportedTokens, limit })) return undefined;
+      if (!shouldCompact({ estimate: this.meter.estimate(this.state.context), lastReportedTokens, limit })) return undefined;
     }
     const systemText = this.state.context[0]?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';
     this.publish({ type: 'compaction-started', forced });
@@ -353,7 +393,10 @@ export class Session {
       this.publish({ type: 'compaction-finished', outcome: 'interrupted' });
       throw error;
     }
-    if (result.outcome === 'applied') this.state.context.splice(0, this.state.context.length, ...result.context);
+    if (result.outcome === 'applied') {
+      this.state.context.splice(0, this.state.context.length, ...result.context);
+      this.meter.reset();
+    }
     if (result.usage) this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, result.usage);
     this.publish({
       type: 'compaction-finished',
@@ -515,6 +558,7 @@ export class Session {
   }
 
   readonly reportedUnavailable = new Set<number>();
+  private readonly meter = new ContextMeter();
 
   private get protocol(): import('@crystal/providers').Protocol {
     return selectModel(this.options.config, { provider: this.state.provider, model: this.state.model }).provider.protocol;

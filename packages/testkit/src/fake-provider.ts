@@ -23,6 +23,8 @@ export interface FakeProviderOptions {
   readonly replies?: readonly FakeReply[];
   readonly whenExhausted?: FakeScript['whenExhausted'];
   readonly port?: number;
+  /** Chooses the reply from the request itself (used when the order of requests is not fixed). */
+  readonly replyFor?: (request: { readonly path: string; readonly body: unknown }) => FakeReply;
 }
 
 export class FakeProvider {
@@ -30,6 +32,8 @@ export class FakeProvider {
   private readonly queue: FakeReply[];
   private last: FakeReply | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
+
+  private replyFor: FakeProviderOptions['replyFor'];
 
   private constructor(
     private readonly server: Server,
@@ -49,6 +53,7 @@ export class FakeProvider {
       typeof options.wire === 'string' || options.wire === undefined ? wireByName(options.wire ?? 'openai') : options.wire;
     const server = createServer();
     const fake = new FakeProvider(server, wire, options.replies ?? [], options.whenExhausted ?? 'repeat-last');
+    fake.replyFor = options.replyFor;
     server.on('request', (req, res) => void fake.handle(req, res));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -96,6 +101,7 @@ export class FakeProvider {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.replyFor) return this.handleWith(req, res, this.replyFor);
     const reply = this.nextReply();
     const path = req.url ?? '/';
     if (reply.hangUpOnRequest) {
@@ -112,6 +118,29 @@ export class FakeProvider {
     }
     this.requests.push({ method: req.method ?? 'GET', path, headers: lowerHeaders(req), rawBody, body });
 
+    await this.respond(res, reply, path, body);
+  }
+
+  /** Reads the request first, then lets `replyFor` choose the reply from it. */
+  private async handleWith(
+    req: IncomingMessage,
+    res: ServerResponse,
+    choose: NonNullable<FakeProviderOptions['replyFor']>,
+  ): Promise<void> {
+    const path = req.url ?? '/';
+    const rawBody = await readBody(req);
+    let body: unknown;
+    try {
+      body = rawBody === '' ? undefined : JSON.parse(rawBody);
+    } catch {
+      body = undefined;
+    }
+    this.requests.push({ method: req.method ?? 'GET', path, headers: lowerHeaders(req), rawBody, body });
+    const reply = choose({ path, body });
+    await this.respond(res, reply, path, body);
+  }
+
+  private async respond(res: ServerResponse, reply: FakeReply, path: string, body: unknown): Promise<void> {
     if (reply.error) {
       const { status, headers = {}, message = `fake error ${reply.error.status}` } = reply.error;
       const payload = reply.error.body ?? this.wire.errorBody(status, message);
@@ -119,7 +148,6 @@ export class FakeProvider {
       res.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
       return;
     }
-
     const encoded = this.wire.encodeStream(reply, { path, body });
     res.writeHead(200, {
       'content-type': encoded.contentType,

@@ -4,3 +4,4 @@ export * from './split.js';
 export * from './serialise.js';
 export * from './prompts.js';
 export * from './compactor.js';
+export * from './meter.js';
