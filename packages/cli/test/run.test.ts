@@ -311,3 +311,22 @@ describe('crystal run with tools and approval', () => {
     expect(names).toEqual(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question']);
   });
 });
+
+describe('interactive-only features in crystal run', () => {
+  it('BTW-12 crystal run refuses /btw like every slash command', async () => {
+    const { home, fake } = await setup([{ text: 'never' }]);
+    const result = await runCrystal(['run', '/btw what is this?'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Slash commands are interactive only');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('CLI-8 crystal run never asks about workspace trust and never refuses a directory for it', async () => {
+    const { home } = await setup([{ text: 'fine' }]);
+    const fresh = tempDir('crystal-untrusted-');
+    const result = await runCrystal(['run', '-w', fresh, 'hello'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('fine');
+    expect(existsSync(join(home.path, 'trusted.json'))).toBe(false);
+  });
+});
