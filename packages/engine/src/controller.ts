@@ -8,7 +8,7 @@ import { writeFileAtomic } from './atomic-write.js';
 import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseCommand } from './commands/registry.js';
 import type { EngineEvent, TurnResult } from './events.js';
 import type { ToolContext } from '@crystal/core';
-import type { ApprovalAnswer, ApprovalCard, ApprovalMode, AutoPassCard } from './approval/index.js';
+import type { ApprovalAnswer, ApprovalCard, ApprovalMode, ApprovalRequest, AutoPassCard } from './approval/index.js';
 import { Session, type SessionOptions } from './session.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
@@ -105,8 +105,7 @@ export class SessionController {
       mode: options.plan ? 'plan' : 'work',
       approval: options.approval,
       bashTimeoutSeconds: options.bashTimeoutSeconds,
-      askApproval: (request) =>
-        (holder.controller as SessionController).askApproval(request.card, request.choices, request.signal),
+      askApproval: (request) => (holder.controller as SessionController).askApproval(request),
       askQuestion: (questions, context) => (holder.controller as SessionController).askQuestion(questions, context),
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
       onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
@@ -127,6 +126,15 @@ export class SessionController {
     holder.controller = controller;
     controller.tools = tools;
     tools.todos.onChange((items) => controller.emit({ type: 'todos', items }));
+    // Beyond the peers: a turn a crash interrupted (say, while an approval was pending) goes on
+    // where it stopped; the approval is asked again instead of being lost.
+    if (session.danglingCalls().length > 0) {
+      controller.resumePending = true;
+      queueMicrotask(() => {
+        controller.emit({ type: 'note', text: 'Continuing the turn that was interrupted; pending approvals are asked again.' });
+        controller.pump();
+      });
+    }
     for (const text of tools.notes) queueMicrotask(() => controller.emit({ type: 'note', text }));
     return controller;
   }
@@ -160,7 +168,19 @@ export class SessionController {
     return [...this.questions.values()].map((q) => q.prompt);
   }
 
-  private askApproval(card: ApprovalCard, choices: readonly ApprovalAnswer[], signal: AbortSignal): Promise<ApprovalAnswer> {
+  private resumePending = false;
+
+  private async askApproval(request: ApprovalRequest): Promise<ApprovalAnswer> {
+    const { card, choices, signal, call } = request;
+    // Saved before asking, so a crash here asks again at resume.
+    await this.active.markApprovalPending(call.id, true).catch(() => undefined);
+    const answer = await this.promptApproval(card, choices, signal);
+    // Cleared before the tool runs, so a crash during the tool never runs it twice.
+    await this.active.markApprovalPending(call.id, false).catch(() => undefined);
+    return answer;
+  }
+
+  private promptApproval(card: ApprovalCard, choices: readonly ApprovalAnswer[], signal: AbortSignal): Promise<ApprovalAnswer> {
     const id = this.promptIds++;
     const prompt: ApprovalPrompt = { id, card, choices };
     return new Promise<ApprovalAnswer>((resolve) => {
@@ -397,6 +417,19 @@ export class SessionController {
     if (this.running || this.quitting) return;
     this.running = (async () => {
       try {
+        if (this.resumePending) {
+          this.resumePending = false;
+          this.setActivity('turn');
+          this.turnRunning = true;
+          try {
+            await this.active.resumeInterrupted({ takeFollowUps: () => this.takeMessages() });
+          } catch (error) {
+            this.emit({ type: 'error', message: (error as Error).message });
+          } finally {
+            this.turnRunning = false;
+            this.setActivity('idle');
+          }
+        }
         while (this.queueItems.length > 0 && !this.quitting) {
           const head = this.queueItems[0] as QueueItem;
           if (head.kind === 'command') {
@@ -416,11 +449,15 @@ export class SessionController {
     })();
   }
 
-  private async runTurn(text: string): Promise<TurnResult> {
+  private async runTurn(text: string): Promise<TurnResult | undefined> {
     this.setActivity('turn');
     this.turnRunning = true;
     try {
       return await this.active.send(text, { takeFollowUps: () => this.takeMessages() });
+    } catch (error) {
+      // A refusal before the request (an image for a text-only model, …) is reported, not thrown.
+      this.emit({ type: 'error', message: (error as Error).message });
+      return undefined;
     } finally {
       this.turnRunning = false;
       this.setActivity('idle');

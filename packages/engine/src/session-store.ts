@@ -46,6 +46,8 @@ export interface SessionState {
   images: unknown[];
   /** Whether the transcript's markers carry the provenance prefix (IMG-6); absent in older files. */
   imageMarkersTagged: boolean;
+  /** Calls waiting for the operator's approval, saved so a crash asks again at resume. */
+  pendingApprovals: string[];
 }
 
 interface UsageShape {
@@ -122,6 +124,7 @@ function headFields(state: SessionState): Record<string, unknown> {
     usage: usageShape(state.usage),
     cumulativeUsage: usageShape(state.cumulativeUsage),
     queued: state.queued,
+    pendingApprovals: state.pendingApprovals ?? [],
   };
 }
 
@@ -290,6 +293,9 @@ export class SessionFiles {
       queued: Array.isArray(raw.queued) ? raw.queued.filter((q): q is string => typeof q === 'string') : [],
       images: Array.isArray(raw.images) ? raw.images : [],
       imageMarkersTagged: raw.imageMarkersTagged === true,
+      pendingApprovals: Array.isArray(raw.pendingApprovals)
+        ? raw.pendingApprovals.filter((q): q is string => typeof q === 'string')
+        : [],
     };
     return { state, files, notes };
   }

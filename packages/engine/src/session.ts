@@ -12,6 +12,8 @@ import {
   type ThinkingEffort,
   type ToolDefinition,
   ToolExecutor,
+  type ParsedToolCall,
+  parseToolCall,
   type ToolExceptionMapper,
   type ToolResultContent,
   type ToolResultPart,
@@ -53,7 +55,7 @@ import {
   taggedMarker,
   taggedMarkerNumbers,
 } from './images/index.js';
-import { runTurn } from './turn.js';
+import { interruptedResult, runTurn } from './turn.js';
 import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
 
@@ -80,6 +82,10 @@ export interface SessionOptions {
   readonly clientOptions?: ClientOptions;
   /** Open without a model client (export, listing): any request fails with a clear error. */
   readonly offline?: boolean;
+}
+
+export interface TurnHooks {
+  readonly takeFollowUps?: () => readonly string[];
 }
 
 export interface SessionSnapshot {
@@ -148,6 +154,7 @@ export class Session {
       queued: [],
       images: [],
       imageMarkersTagged: true,
+      pendingApprovals: [],
     };
     state.provider = client.provider;
     state.model = client.model;
@@ -262,23 +269,71 @@ export class Session {
   }
 
   /** Runs one turn for a user message. Slash commands are not handled here. */
-  async send(text: string, hooks: { takeFollowUps?: () => readonly string[] } = {}): Promise<TurnResult> {
+  async send(text: string, hooks: TurnHooks = {}): Promise<TurnResult> {
+    return this.turn(text, undefined, hooks);
+  }
+
+  /**
+   * Tool calls the last assistant message made that have no results: a crash left them (the
+   * turn saves while an approval is pending, so a kill there leaves exactly this).
+   */
+  danglingCalls(): ParsedToolCall[] {
+    const last = this.state.context.at(-1);
+    if (last?.role !== 'assistant') return [];
+    return last.content.filter((p) => p.type === 'tool-call').map((p) => parseToolCall(p));
+  }
+
+  /**
+   * Continues a turn a crash interrupted: calls that were waiting for approval are asked again,
+   * the rest get an "interrupted" result (never run twice), then the model goes on.
+   */
+  async resumeInterrupted(hooks: TurnHooks = {}): Promise<TurnResult | undefined> {
+    const calls = this.danglingCalls();
+    if (calls.length === 0) return undefined;
+    const rerun = new Set(this.state.pendingApprovals.filter((id) => calls.some((c) => c.id === id)));
+    return this.turn(undefined, { calls, rerun }, hooks);
+  }
+
+  /** Records that a call waits for the operator, saved at once so a crash can ask again. */
+  async markApprovalPending(callId: string, pending: boolean): Promise<void> {
+    const others = this.state.pendingApprovals.filter((id) => id !== callId);
+    this.state.pendingApprovals = pending ? [...others, callId] : others;
+    await this.save();
+  }
+
+  private async turn(
+    text: string | undefined,
+    resumeBatch: { calls: ParsedToolCall[]; rerun: ReadonlySet<string> } | undefined,
+    hooks: TurnHooks,
+  ): Promise<TurnResult> {
     if (this.busy) throw new UsageError('A turn is already running; wait for it or cancel it first.');
     this.busy = true;
     const controller = new AbortController();
     this.controller = controller;
     const clock = this.options.clock ?? systemClock;
     try {
-      // IMG-7: images whose markers were deleted before submit are discarded; MODEL-1: a model
-      // without imageInput refuses an attached image before anything is sent.
-      await this.attachments.registry.discardDeleted(text);
-      requireImageInput(text, { provider: this.state.provider, model: this.state.model, imageInput: this.imageInput });
-      await this.attachments.registry.markSent(taggedMarkerNumbers(text));
-      const user = userMessage(text);
-      this.state.context.push(user);
-      this.state.archive.push(user);
-      this.state.userTurns++;
-      this.publish({ type: 'turn-started', text });
+      if (text !== undefined) {
+        // IMG-7: images whose markers were deleted before submit are discarded; MODEL-1: a model
+        // without imageInput refuses an attached image before anything is sent.
+        await this.attachments.registry.discardDeleted(text);
+        requireImageInput(text, { provider: this.state.provider, model: this.state.model, imageInput: this.imageInput });
+        await this.attachments.registry.markSent(taggedMarkerNumbers(text));
+        // Calls a crash left without results are closed first: no request carries a dangling call.
+        const dangling = this.danglingCalls();
+        if (dangling.length > 0) {
+          const closed: ChatMessage = { role: 'tool', content: dangling.map((c) => interruptedResult(c)) };
+          this.state.context.push(closed);
+          this.state.archive.push(closed);
+          this.state.pendingApprovals = [];
+        }
+        const user = userMessage(text);
+        this.state.context.push(user);
+        this.state.archive.push(user);
+        this.state.userTurns++;
+        this.publish({ type: 'turn-started', text });
+      } else {
+        this.publish({ type: 'turn-started', text: '' });
+      }
       const budget = new RunBudget(this.limits, () => clock.now());
       let denied = false;
       const policy = this.options.policy;
@@ -313,6 +368,7 @@ export class Session {
           publish: this.publish,
           ...(hooks.takeFollowUps ? { takeFollowUps: hooks.takeFollowUps } : {}),
           prepareMessages: (messages) => this.prepareMessages(messages),
+          ...(resumeBatch ? { resumeBatch } : {}),
           adoptToolResults: (results) => this.adoptToolResults(results),
           compactBeforeRound: async (lastReported, signal) => {
             const result = await this.runCompaction(false, lastReported, signal);

@@ -52,6 +52,24 @@ export interface TurnInput {
   readonly prepareMessages?: (messages: ChatMessage[]) => Promise<ChatMessage[]>;
   /** IMG-18: tool images get markers and reach the next round; text-only turns refuse them. */
   readonly adoptToolResults?: (results: ToolResultPart[]) => Promise<ToolResultPart[]>;
+  /**
+   * A tool batch left without results by a crash: the calls in `rerun` (they were waiting for
+   * approval) run again, so the operator is asked again; the others get an "interrupted" result
+   * and never run twice. Then the turn goes on with the next model round.
+   */
+  readonly resumeBatch?: { readonly calls: readonly ParsedToolCall[]; readonly rerun: ReadonlySet<string> };
+}
+
+export const INTERRUPTED_CALL_TEXT = 'The call was interrupted when the process stopped and was not run again.';
+
+export function interruptedResult(call: ParsedToolCall): ToolResultPart {
+  return {
+    type: 'tool-result',
+    callId: call.id,
+    name: call.name,
+    content: [{ type: 'text', text: INTERRUPTED_CALL_TEXT }],
+    isError: true,
+  };
 }
 
 export interface TurnOutcome {
@@ -126,6 +144,39 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     ...(error ? { error } : {}),
     ...(lastReported === undefined ? {} : { lastReportedTokens: lastReported }),
   });
+
+  const appendResults = async (calls: readonly ParsedToolCall[], raw: ToolResultPart[]): Promise<void> => {
+    const results = input.adoptToolResults ? await input.adoptToolResults(raw) : raw;
+    // TOOL-3: the exact results, in call order.
+    const toolMessage: ChatMessage = { role: 'tool', content: results };
+    input.context.push(toolMessage);
+    input.commit(toolMessage);
+    input.publish({ type: 'tool-results', results });
+    for (const [i, res] of results.entries()) toolCalls.push(recordOf(calls[i] as ParsedToolCall, res));
+  };
+  const sendFollowUps = (): void => {
+    for (const followUp of input.takeFollowUps?.() ?? []) {
+      const message: ChatMessage = { role: 'user', content: [{ type: 'text', text: followUp }] };
+      input.context.push(message);
+      input.commit(message);
+      input.publish({ type: 'follow-up-sent', text: followUp });
+    }
+  };
+
+  if (input.resumeBatch) {
+    const { calls, rerun } = input.resumeBatch;
+    const executor = input.executorForRound();
+    input.publish({ type: 'tool-calls', calls });
+    const again = calls.filter((c) => rerun.has(c.id));
+    const ran = again.length > 0 && executor ? await executor.runBatch(again, input.signal) : [];
+    const byId = new Map(ran.map((r) => [r.callId, r]));
+    await appendResults(
+      calls,
+      calls.map((c) => byId.get(c.id) ?? interruptedResult(c)),
+    );
+    if (input.signal.aborted) return outcome('interrupted');
+    sendFollowUps();
+  }
 
   for (let round = 1; ; round++) {
     if (input.signal.aborted) return outcome('interrupted');
@@ -203,21 +254,9 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     commitAssistant(input, result, result.calls);
     input.budget.toolCalls += result.calls.length;
     input.publish({ type: 'tool-calls', calls: result.calls });
-    const raw = await executor.runBatch(result.calls, input.signal);
-    const results = input.adoptToolResults ? await input.adoptToolResults(raw) : raw;
-    // TOOL-3: the exact results, in call order.
-    const toolMessage: ChatMessage = { role: 'tool', content: results };
-    input.context.push(toolMessage);
-    input.commit(toolMessage);
-    input.publish({ type: 'tool-results', results });
-    for (const [i, res] of results.entries()) toolCalls.push(recordOf(result.calls[i] as ParsedToolCall, res));
+    await appendResults(result.calls, await executor.runBatch(result.calls, input.signal));
     if (input.signal.aborted) return outcome('interrupted');
-    for (const followUp of input.takeFollowUps?.() ?? []) {
-      const message: ChatMessage = { role: 'user', content: [{ type: 'text', text: followUp }] };
-      input.context.push(message);
-      input.commit(message);
-      input.publish({ type: 'follow-up-sent', text: followUp });
-    }
+    sendFollowUps();
   }
 }
 
