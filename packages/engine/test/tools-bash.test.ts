@@ -25,6 +25,12 @@ async function bash(h: ToolHost, input: unknown, signal = new AbortController().
 }
 
 /** Alive and not a zombie (a container's init may not reap orphans at once). */
+/** A killed process can stay a zombie until it is reaped; poll briefly instead of racing the reaper. */
+async function goneSoon(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+  return !alive(pid);
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -112,7 +118,7 @@ describe('bash tool', () => {
     const result = await bash(h, { command: `bash -c 'trap "" TERM; echo $$ > child.pid; exec sleep 300' & wait` });
     expect(result.text).toContain('The command timed out after 1 seconds.');
     const pid = await pidFrom(pidFile);
-    expect(alive(pid)).toBe(false);
+    expect(await goneSoon(pid)).toBe(true);
   });
 
   it('BASH-2 a timeout also kills a background child that outlived the shell and holds its output open', async () => {
@@ -121,7 +127,7 @@ describe('bash tool', () => {
     const result = await bash(h, { command: `bash -c 'trap "" TERM; echo $$ > child.pid; exec sleep 300' & echo started` });
     expect(result.text).toContain('started');
     const pid = await pidFrom(pidFile);
-    expect(alive(pid)).toBe(false);
+    expect(await goneSoon(pid)).toBe(true);
   });
 
   it('BASH-2 a user cancel kills the whole process group, a child that ignores SIGTERM included', async () => {
@@ -140,7 +146,7 @@ describe('bash tool', () => {
     expect(result.isError).toBe(true);
     expect(result.text).toContain('The command was cancelled.');
     const pid = await pidFrom(pidFile);
-    expect(alive(pid)).toBe(false);
+    expect(await goneSoon(pid)).toBe(true);
   });
 
   it('TOOLS-2 100 MB of output is capped in bounded memory and the cap is stated', async () => {
