@@ -116,3 +116,16 @@ export function abortError(): Error {
   error.name = 'AbortError';
   return error;
 }
+
+/** The same error with another kind (a vendor's own body mapping on top of the shared one). */
+export function withKind(base: ProviderError, kind: ProviderErrorKind): ProviderError {
+  if (kind === base.kind) return base;
+  return new ProviderError({
+    kind,
+    provider: base.provider,
+    message: base.message,
+    ...(base.status === undefined ? {} : { status: base.status }),
+    ...(base.retryAfterMs === undefined ? {} : { retryAfterMs: base.retryAfterMs }),
+    ...(base.code === undefined ? {} : { code: base.code }),
+  });
+}

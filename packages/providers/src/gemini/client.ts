@@ -9,80 +9,57 @@
  * sends `Authorization: Bearer` instead of `x-api-key`) taught us to keep SDKs off the hot path.
  * The wire is small: JSON in, SSE out, parsed with `eventsource-parser`.
  */
-import type { ChatEvent, ChatRequest, ClientCapabilities, ProviderErrorKind, StreamingChatClient } from '@crystal/core';
+import type { ChatRequest, ProviderErrorKind } from '@crystal/core';
 import { ProviderError } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
-import { abortError, classifyHttpError, type HttpErrorInput } from '../http-error.js';
-import { flattenBatches } from '../event-batches.js';
-import { postStream, streamFailure } from '../http.js';
-import { sseEventBatches } from '../sse.js';
+import { classifyHttpError, type HttpErrorInput } from '../http-error.js';
+import { type SseEvent, sseEventBatches } from '../sse.js';
+import { type FrameDecoder, parseFrame, WireClient } from '../wire-client.js';
 import { GeminiChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
 
-export class GeminiClient implements StreamingChatClient {
-  readonly provider: string;
-  readonly model: string;
-  readonly capabilities: ClientCapabilities;
-  private readonly url: string;
-
-  constructor(
-    private readonly endpoint: Endpoint,
-    private readonly settings: ModelSettings,
-    private readonly options: ClientOptions = {},
-  ) {
-    this.provider = endpoint.name;
-    this.model = settings.id;
-    this.capabilities = { imageInput: settings.imageInput === true };
-    this.url = joinUri(
-      endpoint.baseUri,
-      `v1beta/models/${encodeURIComponent(modelName(settings.id))}:streamGenerateContent?alt=sse`,
+export class GeminiClient extends WireClient<SseEvent> {
+  constructor(endpoint: Endpoint, settings: ModelSettings, options: ClientOptions = {}) {
+    super(
+      endpoint,
+      settings,
+      options,
+      joinUri(endpoint.baseUri, `v1beta/models/${encodeURIComponent(modelName(settings.id))}:streamGenerateContent?alt=sse`),
     );
   }
 
-  stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
-    return flattenBatches(this.batches(request, signal), signal);
+  protected headers(): Record<string, string> {
+    return { 'user-agent': USER_AGENT, ...(this.endpoint.apiKey ? { 'x-goog-api-key': this.endpoint.apiKey } : {}) };
   }
 
-  private async *batches(request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent[]> {
-    const body = encodeRequest(request, { provider: this.provider, model: this.settings });
-    const headers: Record<string, string> = { 'user-agent': USER_AGENT };
-    if (this.endpoint.apiKey) headers['x-goog-api-key'] = this.endpoint.apiKey;
-    const stream = await postStream({
-      provider: this.provider,
-      url: this.url,
-      headers,
-      body,
-      signal,
-      fetch: this.options.fetch,
-      classify: classifyGeminiError,
-    });
-    const decoder = new GeminiChunkDecoder();
-    try {
-      for await (const batch of sseEventBatches(stream)) {
-        if (signal?.aborted) throw abortError();
-        const out: ChatEvent[] = [];
-        try {
-          for (const event of batch) for (const e of decoder.push(parseChunk(this.provider, event.data))) out.push(e);
-        } catch (error) {
-          // Events decoded before a mid-stream error still reach the consumer first.
-          if (out.length > 0) yield out;
-          throw error;
-        }
-        yield out;
-      }
-    } catch (error) {
-      throw streamFailure(this.provider, error, signal);
-    }
-    if (signal?.aborted) throw abortError();
-    if (!decoder.finished) {
-      throw new ProviderError({
-        kind: 'incomplete_stream',
-        provider: this.provider,
-        message: `${this.provider} stream ended without a finish reason.`,
-      });
-    }
-    yield [...decoder.close()];
+  protected encode(request: ChatRequest): unknown {
+    return encodeRequest(request, { provider: this.provider, model: this.settings });
+  }
+
+  protected frames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
+    return sseEventBatches(body);
+  }
+
+  protected override classify(input: HttpErrorInput): ProviderError {
+    return classifyGeminiError(input);
+  }
+
+  protected override incompleteMessage(): string {
+    return `${this.provider} stream ended without a finish reason.`;
+  }
+
+  protected decoder(): FrameDecoder<SseEvent> {
+    const inner = new GeminiChunkDecoder();
+    const provider = this.provider;
+    return {
+      push: (event) => inner.push(parseChunk(provider, event.data)),
+      done: false,
+      get finished() {
+        return inner.finished;
+      },
+      close: () => inner.close(),
+    };
   }
 }
 
@@ -92,18 +69,9 @@ function modelName(id: string): string {
 }
 
 function parseChunk(provider: string, data: string): unknown {
-  let chunk: unknown;
-  try {
-    chunk = JSON.parse(data);
-  } catch {
-    throw new ProviderError({
-      kind: 'incomplete_stream',
-      provider,
-      message: `${provider} sent a stream chunk that is not JSON: ${data.slice(0, 200)}`,
-    });
-  }
+  const chunk = parseFrame(provider, data, 'stream chunk');
   // An error reported inside the stream carries the usual Google envelope.
-  if (chunk && typeof chunk === 'object' && 'error' in chunk && (chunk as { error: unknown }).error) {
+  if (chunk.error) {
     const error = googleError(chunk);
     const status = typeof error?.code === 'number' ? error.code : 500;
     const classified = classifyGeminiError({ provider, status, body: chunk });

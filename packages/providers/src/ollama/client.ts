@@ -10,97 +10,61 @@
  * either. The wire is small: JSON in, NDJSON out (`POST {baseUri}api/chat`), read with
  * `ndjsonLines`.
  */
-import type { ChatEvent, ChatRequest, ClientCapabilities, StreamingChatClient } from '@crystal/core';
+import type { ChatRequest } from '@crystal/core';
 import { ProviderError } from '@crystal/core';
-import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
-import { abortError, classifyHttpError, errorFields, type HttpErrorInput } from '../http-error.js';
-import { flattenBatches } from '../event-batches.js';
-import { postStream, streamFailure } from '../http.js';
-import { ndjsonLineBatches } from '../sse.js';
 import type { ClientFactory } from '../create-client.js';
+import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
+import { classifyHttpError, errorFields, type HttpErrorInput, withKind } from '../http-error.js';
+import { ndjsonLineBatches } from '../sse.js';
+import { type FrameDecoder, parseFrame, WireClient } from '../wire-client.js';
 import { OllamaChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
 
-export class OllamaChatClient implements StreamingChatClient {
-  readonly provider: string;
-  readonly model: string;
-  readonly capabilities: ClientCapabilities;
-  private readonly url: string;
-
-  constructor(
-    private readonly endpoint: Endpoint,
-    private readonly settings: ModelSettings,
-    private readonly options: ClientOptions = {},
-  ) {
-    this.provider = endpoint.name;
-    this.model = settings.id;
-    this.capabilities = { imageInput: settings.imageInput === true };
-    this.url = joinUri(endpoint.baseUri, 'api/chat');
+export class OllamaChatClient extends WireClient<string> {
+  constructor(endpoint: Endpoint, settings: ModelSettings, options: ClientOptions = {}) {
+    super(endpoint, settings, options, joinUri(endpoint.baseUri, 'api/chat'));
   }
 
-  stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
-    return flattenBatches(this.batches(request, signal), signal);
+  /** Local Ollama needs no key; Ollama cloud takes a bearer key. */
+  protected headers(): Record<string, string> {
+    return { 'user-agent': USER_AGENT, ...(this.endpoint.apiKey ? { authorization: `Bearer ${this.endpoint.apiKey}` } : {}) };
   }
 
-  private async *batches(request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent[]> {
-    const body = encodeRequest(request, { provider: this.provider, model: this.settings });
-    const headers: Record<string, string> = { 'user-agent': USER_AGENT };
-    // Local Ollama needs no key; Ollama cloud takes a bearer key.
-    if (this.endpoint.apiKey) headers.authorization = `Bearer ${this.endpoint.apiKey}`;
-    const stream = await postStream({
-      provider: this.provider,
-      url: this.url,
-      headers,
-      body,
-      signal,
-      fetch: this.options.fetch,
-      classify: classifyOllamaError,
-    });
-    const decoder = new OllamaChunkDecoder();
-    try {
-      for await (const lines of ndjsonLineBatches(stream)) {
-        if (signal?.aborted) throw abortError();
-        const out: ChatEvent[] = [];
-        try {
-          for (const line of lines) {
-            for (const e of decoder.push(parseLine(this.provider, line))) out.push(e);
-            if (decoder.finished) break;
-          }
-        } catch (error) {
-          // Events decoded before a mid-stream error still reach the consumer first.
-          if (out.length > 0) yield out;
-          throw error;
-        }
-        yield out;
-        if (decoder.finished) break;
-      }
-    } catch (error) {
-      throw streamFailure(this.provider, error, signal);
-    }
-    if (signal?.aborted) throw abortError();
-    if (!decoder.finished) {
-      throw new ProviderError({
-        kind: 'incomplete_stream',
-        provider: this.provider,
-        message: `${this.provider} stream ended without a "done": true line (the connection closed early).`,
-      });
-    }
+  protected encode(request: ChatRequest): unknown {
+    return encodeRequest(request, { provider: this.provider, model: this.settings });
+  }
+
+  protected frames(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
+    return ndjsonLineBatches(body);
+  }
+
+  protected override classify(input: HttpErrorInput): ProviderError {
+    return classifyOllamaError(input);
+  }
+
+  protected override incompleteMessage(): string {
+    return `${this.provider} stream ended without a "done": true line (the connection closed early).`;
+  }
+
+  protected decoder(): FrameDecoder<string> {
+    const inner = new OllamaChunkDecoder();
+    const provider = this.provider;
+    return {
+      push: (line) => inner.push(parseLine(provider, line)),
+      get done() {
+        return inner.finished;
+      },
+      get finished() {
+        return inner.finished;
+      },
+    };
   }
 }
 
 function parseLine(provider: string, line: string): unknown {
-  let chunk: unknown;
-  try {
-    chunk = JSON.parse(line);
-  } catch {
-    throw new ProviderError({
-      kind: 'incomplete_stream',
-      provider,
-      message: `${provider} sent a stream line that is not JSON: ${line.slice(0, 200)}`,
-    });
-  }
+  const chunk = parseFrame(provider, line, 'stream line');
   // Ollama reports a failure after the stream started as a line `{"error": "…"}`.
-  if (chunk && typeof chunk === 'object' && 'error' in chunk && (chunk as { error: unknown }).error) {
+  if (chunk.error) {
     const fields = errorFields(chunk);
     throw new ProviderError({
       kind: 'server',
@@ -129,15 +93,7 @@ export function classifyOllamaError(input: HttpErrorInput): ProviderError {
   if ((input.status === 429 || input.status === 402) && USAGE_LIMIT.test(message)) kind = 'quota';
   else if (input.status === 402) kind = 'quota';
   else if (OVERFLOW.test(message)) kind = 'context_overflow';
-  if (kind === base.kind) return base;
-  return new ProviderError({
-    kind,
-    provider: base.provider,
-    message: base.message,
-    ...(base.status === undefined ? {} : { status: base.status }),
-    ...(base.retryAfterMs === undefined ? {} : { retryAfterMs: base.retryAfterMs }),
-    ...(base.code === undefined ? {} : { code: base.code }),
-  });
+  return withKind(base, kind);
 }
 
 export const createClient: ClientFactory = (endpoint, model, options) => {
