@@ -163,3 +163,31 @@ describe('crystal sessions and crystal export', () => {
     expect(missing.stderr).toContain("No saved session 'no-such-id'");
   });
 });
+
+describe('image tools in a turn', () => {
+  it('IMG-24 IMG-18 view_image returns the file as image content that the model sees on the next round', async () => {
+    fake = await FakeProvider.start({
+      wire: 'anthropic',
+      replies: [{ toolCalls: [{ id: 'v1', name: 'view_image', arguments: { path: 'shot.png' } }] }, { text: 'a red box' }],
+    });
+    home = tempHome(imageConfig('anthropic'));
+    const ws = mkdtempSync(join(tmpdir(), 'crystal-ws-img-'));
+    writeFileSync(join(ws, 'shot.png'), png);
+    const result = await runCrystal(['run', '--format', 'json', '-w', ws, 'look at shot.png'], { home: home.path });
+    expect(result.code).toBe(0);
+    const names = ((fake.requests[0]?.body as { tools: Array<{ name: string }> }).tools ?? []).map((t) => t.name);
+    expect(names).toContain('view_image');
+    expect(imagesInBody(fake.requests[1]?.body)).toEqual([png.toString('base64')]);
+  });
+
+  it('IMG-22 a text-only model gets no view_image tool', async () => {
+    fake = await FakeProvider.start({ replies: [{ text: 'ok' }] });
+    home = tempHome(fakeConfig(fake.baseUri));
+    await runCrystal(['run', 'hi'], { home: home.path });
+    const names = ((fake.requests[0]?.body as { tools: Array<{ function: { name: string } }> }).tools ?? []).map(
+      (t) => t.function.name,
+    );
+    expect(names).not.toContain('view_image');
+    expect(names).toContain('read');
+  });
+});

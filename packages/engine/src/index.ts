@@ -25,3 +25,4 @@ export * from './workspace-tools.js';
 export * from './tools/builtin/index.js';
 export * from './tools/catalog.js';
 export * from './tools/fence.js';
+export * from './tools/image-tools.js';

@@ -18,7 +18,9 @@ import { bashTimeoutMs } from './bash-timeout.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
+import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
+import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
 
 export interface WorkspaceToolOptions {
   readonly home: string;
@@ -38,6 +40,7 @@ export interface WorkspaceToolOptions {
   readonly imageInput: () => boolean;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export interface WorkspaceTools {
@@ -75,6 +78,13 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       WORK_TOOLS,
     );
   }
+  // IMG-22..26: view_image for image-capable models, describe_image when imageModel is set.
+  const imageTools = createImageTools({
+    workspace: options.workspace,
+    limits: imageLimitsFrom(options.config.images),
+    createImageClient: () => imageModelClient(options.home, options.config, options.env ?? process.env),
+    ...(options.config.imageModel?.thinkingEffort ? { imageModelThinking: options.config.imageModel.thinkingEffort } : {}),
+  });
   const policy: ApprovalPolicy = createApprovalPolicy({
     mode: options.approval ?? options.config.approval ?? 'default',
     plan: () => mode === 'plan',
@@ -87,7 +97,11 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     externalTool: externalToolFacts(external.tools),
   });
   return {
-    tools: () => [...catalogFor(mode, builtins), ...externalToolsFor(external.tools, mode)],
+    tools: () => [
+      ...catalogFor(mode, builtins),
+      ...multimodalToolsFor({ imageInput: options.imageInput(), imageModel: options.config.imageModel, tools: imageTools }),
+      ...externalToolsFor(external.tools, mode),
+    ],
     policy,
     todos,
     mapException: builtinExceptionMapper,

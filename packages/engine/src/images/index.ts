@@ -5,3 +5,4 @@ export * from './limits.js';
 export * from './markers.js';
 export * from './media-store.js';
 export * from './validate.js';
+export * from './clipboard/index.js';
