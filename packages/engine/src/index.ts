@@ -26,3 +26,4 @@ export * from './tools/builtin/index.js';
 export * from './tools/catalog.js';
 export * from './tools/fence.js';
 export * from './tools/image-tools.js';
+export * from './trust.js';
