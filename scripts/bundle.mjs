@@ -36,3 +36,4 @@ await build({
   external: ['sharp'],
   logLevel: 'warning',
 });
+await (await import('../packages/web/build-app.mjs')).buildApp();

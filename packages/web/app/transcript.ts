@@ -1,0 +1,314 @@
+/**
+ * The conversation as it happens (WEBX-1): the archive on (re)connect, then the live turn from
+ * events: user messages with their images by display name (WEB-8), streamed Markdown text,
+ * reasoning, tool cards with their output, notices for retries, notes, errors and stops. Text
+ * from the model is rendered by markdown.ts, which escapes everything first.
+ */
+import { mediaUrl } from './api.js';
+import { displayText, el } from './dom.js';
+import { renderMarkdown } from './markdown.js';
+import type { HistoryItem, ImageRef, PageEvent } from './types.js';
+
+interface LiveBlock {
+  readonly root: HTMLElement;
+  readonly body: HTMLElement;
+  readonly reasoningBody: HTMLElement;
+  readonly reasoning: HTMLDetailsElement;
+  text: string;
+  thinking: string;
+}
+
+interface ToolCard {
+  readonly root: HTMLElement;
+  readonly status: HTMLElement;
+  readonly output: HTMLElement;
+}
+
+const RESOLVED: Readonly<Record<string, string>> = {
+  once: 'allowed once',
+  session: 'allowed for this session',
+  always: 'always allowed',
+  deny: 'denied',
+  cancelled: 'cancelled with the turn',
+};
+
+const TAGGED = /\u2063\[Image #([1-9][0-9]*)\]/g;
+
+export class Transcript {
+  private live: LiveBlock | undefined;
+  private cards = new Map<string, ToolCard>();
+  private pending = false;
+  private readonly dirty = new Set<LiveBlock>();
+  /** Display names of images this page sent, by number (the host's history carries them after a reload). */
+  readonly names = new Map<number, string>();
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly scope: () => string,
+  ) {}
+
+  reset(history: readonly HistoryItem[]): void {
+    this.live = undefined;
+    this.dirty.clear();
+    this.cards.clear();
+    this.root.replaceChildren();
+    for (const item of history) this.appendItem(item);
+    this.scrollToEnd(true);
+  }
+
+  private appendItem(item: HistoryItem): void {
+    switch (item.kind) {
+      case 'user':
+        this.appendUser(item.text, item.images);
+        return;
+      case 'assistant': {
+        const block = this.newBlock();
+        block.text = item.text;
+        block.thinking = item.reasoning;
+        this.paint(block);
+        this.live = undefined;
+        return;
+      }
+      case 'tool-call':
+        this.card(item.callId, item.name, item.arguments);
+        return;
+      case 'tool-result':
+        this.finishCard(item.callId, item.name, item.isError, item.text);
+        return;
+    }
+  }
+
+  onEvent(event: PageEvent): void {
+    const stuck = this.atEnd();
+    switch (event.type) {
+      case 'turn-started':
+      case 'follow-up-sent': {
+        const text = String(event.text ?? '');
+        this.live = undefined;
+        this.appendUser(text, (event.images as ImageRef[] | undefined) ?? this.refsOf(text));
+        break;
+      }
+      case 'round-started':
+        this.live = undefined;
+        break;
+      case 'text-delta':
+        this.ensureBlock().text += String(event.text ?? '');
+        this.schedulePaint();
+        break;
+      case 'reasoning-delta':
+        this.ensureBlock().thinking += String(event.text ?? '');
+        this.schedulePaint();
+        break;
+      case 'attempt-discarded':
+        if (this.live) this.dirty.delete(this.live);
+        this.live?.root.remove();
+        this.live = undefined;
+        break;
+      case 'retry-scheduled':
+        this.notice(
+          'retry',
+          `Retrying (attempt ${String(event.attempt)}) in ${Math.ceil(Number(event.delayMs) / 1000)} s: ${String(event.message ?? '')}`,
+        );
+        break;
+      case 'tool-calls':
+        this.live = undefined;
+        for (const call of (event.calls ?? []) as { id: string; name: string; arguments: string }[]) {
+          this.card(call.id, call.name, call.arguments);
+        }
+        break;
+      case 'tool-output': {
+        const card = this.cards.get(String(event.callId));
+        if (card) {
+          card.output.hidden = false;
+          card.output.textContent += String(event.chunk ?? '');
+        }
+        break;
+      }
+      case 'tool-results':
+        for (const r of (event.results ?? []) as { callId: string; name: string; isError: boolean; text: string }[]) {
+          this.finishCard(r.callId, r.name, r.isError, r.text);
+        }
+        break;
+      case 'note':
+        this.notice('note', String(event.text ?? ''));
+        break;
+      case 'error':
+        this.notice('error', String(event.message ?? ''));
+        break;
+      case 'turn-finished': {
+        const result = (event.result ?? {}) as { stopReason?: string; error?: { message?: string } };
+        this.live = undefined;
+        if (result.stopReason && result.stopReason !== 'completed') {
+          const why = result.error?.message ? `: ${result.error.message}` : '';
+          this.notice(result.stopReason === 'interrupted' ? 'note' : 'error', `Turn stopped (${result.stopReason})${why}`);
+        }
+        break;
+      }
+      case 'compaction-started':
+        this.notice('note', 'Compacting earlier context…');
+        break;
+      case 'compaction-finished':
+        this.notice('note', `Compaction ${String(event.outcome)}.`);
+        break;
+      case 'command-output':
+        this.commandOutput(String(event.command ?? ''), event.output as { kind: string; title?: string; text?: string });
+        break;
+      case 'approval-resolved':
+        this.notice('note', `Approval ${String(event.id)}: ${RESOLVED[String(event.answer)] ?? String(event.answer)}.`);
+        break;
+      case 'auto-pass': {
+        const card = event.card as { tool: string; subject: string; reason: string };
+        this.notice('note', `Approved by ${card.reason}: ${card.tool} ${card.subject}`);
+        break;
+      }
+      case 'side-finished':
+        this.side(String(event.question ?? ''), String(event.answer ?? ''));
+        break;
+      case 'side-failed':
+        this.notice('error', `Side question failed: ${String(event.message ?? '')}`);
+        break;
+      default:
+        return;
+    }
+    this.scrollToEnd(stuck);
+  }
+
+  private refsOf(text: string): ImageRef[] {
+    const numbers = [...new Set([...text.matchAll(TAGGED)].map((m) => Number(m[1])))];
+    return numbers.map((number) => ({ number, name: this.names.get(number), available: true }));
+  }
+
+  private appendUser(text: string, images: readonly ImageRef[]): void {
+    const figures = images.map((image) => {
+      const name = image.name ?? `Image ${image.number}`;
+      return el(
+        'figure',
+        { class: 'message-image' },
+        image.available
+          ? el('img', { attrs: { src: mediaUrl(this.scope(), image.number), alt: name, loading: 'lazy' } })
+          : el('span', { class: 'missing', text: 'unavailable' }),
+        el('figcaption', { text: `[Image #${image.number}] ${image.name ?? ''}`.trim() }),
+      );
+    });
+    this.root.append(
+      el(
+        'article',
+        { class: 'message user', attrs: { 'aria-label': 'You' } },
+        el('div', { class: 'user-text', text: displayText(text) }),
+        figures.length > 0 ? el('div', { class: 'message-images' }, ...figures) : null,
+      ),
+    );
+  }
+
+  private newBlock(): LiveBlock {
+    const body = el('div', { class: 'markdown' });
+    const reasoningBody = el('div', { class: 'reasoning-text' });
+    const reasoning = el('details', { class: 'reasoning' }, el('summary', { text: 'Reasoning' }), reasoningBody);
+    reasoning.hidden = true;
+    reasoning.open = true;
+    const root = el('article', { class: 'message assistant', attrs: { 'aria-label': 'Assistant' } }, reasoning, body);
+    this.root.append(root);
+    const block: LiveBlock = { root, body, reasoning, reasoningBody, text: '', thinking: '' };
+    this.live = block;
+    return block;
+  }
+
+  private ensureBlock(): LiveBlock {
+    return this.live ?? this.newBlock();
+  }
+
+  /** Paints changed blocks once per frame, however many deltas arrived. */
+  private schedulePaint(): void {
+    if (this.live) this.dirty.add(this.live);
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      const stuck = this.atEnd();
+      for (const block of this.dirty) this.paint(block);
+      this.dirty.clear();
+      this.scrollToEnd(stuck);
+    });
+  }
+
+  private paint(block: LiveBlock): void {
+    block.body.innerHTML = renderMarkdown(displayText(block.text));
+    block.reasoning.hidden = block.thinking === '';
+    block.reasoningBody.textContent = block.thinking;
+  }
+
+  private card(callId: string, name: string, args: string): ToolCard {
+    const existing = this.cards.get(callId);
+    if (existing) return existing;
+    const status = el('span', { class: 'tool-status', text: 'running' });
+    const output = el('pre', { class: 'tool-output' });
+    output.hidden = true;
+    const root = el(
+      'article',
+      { class: 'tool-card', attrs: { 'aria-label': `Tool call ${name}` } },
+      el('header', {}, el('span', { class: 'tool-name', text: name }), status),
+      el('pre', { class: 'tool-args', text: prettyArguments(args) }),
+      output,
+    );
+    this.root.append(root);
+    const card = { root, status, output };
+    this.cards.set(callId, card);
+    return card;
+  }
+
+  private finishCard(callId: string, name: string, isError: boolean, text: string): void {
+    const card = this.cards.get(callId) ?? this.card(callId, name, '');
+    card.status.textContent = isError ? 'failed' : 'done';
+    card.root.classList.toggle('failed', isError);
+    card.output.hidden = false;
+    card.output.textContent = displayText(text);
+  }
+
+  private commandOutput(command: string, output: { kind: string; title?: string; text?: string }): void {
+    if (output.kind === 'none') return;
+    this.root.append(
+      el(
+        'section',
+        { class: output.kind === 'error' ? 'command error' : 'command', attrs: { 'aria-label': `Output of ${command}` } },
+        el('h3', { text: output.title ?? command }),
+        el('pre', { text: output.text ?? '' }),
+      ),
+    );
+  }
+
+  private side(question: string, answer: string): void {
+    const body = el('div', { class: 'markdown' });
+    body.innerHTML = renderMarkdown(answer);
+    this.root.append(
+      el(
+        'aside',
+        { class: 'side', attrs: { 'aria-label': 'Side question' } },
+        el('h3', { text: `By the way: ${question}` }),
+        body,
+      ),
+    );
+  }
+
+  notice(kind: 'note' | 'error' | 'retry', text: string): void {
+    this.root.append(
+      el('p', { class: `notice ${kind}`, text: displayText(text), attrs: kind === 'error' ? { role: 'alert' } : {} }),
+    );
+  }
+
+  private atEnd(): boolean {
+    const scroller = document.scrollingElement ?? document.documentElement;
+    return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+  }
+
+  private scrollToEnd(stuck: boolean): void {
+    if (stuck) window.scrollTo({ top: document.documentElement.scrollHeight });
+  }
+}
+
+function prettyArguments(args: string): string {
+  try {
+    return JSON.stringify(JSON.parse(args), null, 2);
+  } catch {
+    return args;
+  }
+}
