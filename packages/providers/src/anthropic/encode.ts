@@ -1,7 +1,8 @@
 /** Request encoding for the Anthropic Messages wire (`POST v1/messages`). */
 import type { ChatMessage, ChatRequest, ImagePart, ThinkingEffort, ToolResultPart } from '@crystal/core';
-import { ProviderError, parseArguments } from '@crystal/core';
+import { parseArguments } from '@crystal/core';
 import type { ModelSettings } from '../endpoint.js';
+import { imageWithoutSource, misplacedImage, requireImageModel } from '../image-rules.js';
 
 export interface AnthropicWireOptions {
   readonly provider: string;
@@ -46,31 +47,17 @@ export interface WireMessage {
 export function imageSource(part: ImagePart, provider: string): ImageSource {
   if (part.data !== undefined) return { type: 'base64', media_type: part.mime, data: part.data };
   if (part.uri !== undefined) return { type: 'url', url: part.uri };
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `An image${part.name ? ` (${part.name})` : ''} has neither bytes nor a URI; attach it again.`,
-  });
+  throw imageWithoutSource(part, provider);
 }
 
 /** WIRE-5: the Messages wire carries images only in user content and tool results. */
 function refuseImage(role: string, provider: string): never {
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `The Anthropic Messages wire carries images only in user messages and tool results; a ${role} message holds one. Remove the image from that message.`,
-  });
+  throw misplacedImage('Anthropic Messages', 'user messages and tool results', role, provider);
 }
 
 /** MODEL-1: an image for a model that does not declare `imageInput` is refused before sending. */
 function refuseIfTextOnly(options: AnthropicWireOptions): void {
-  if (!options.model.imageInput) {
-    throw new ProviderError({
-      kind: 'unsupported',
-      provider: options.provider,
-      message: `Model '${options.model.id}' of provider '${options.provider}' does not declare imageInput; set "imageInput": true in its catalog entry or remove the image.`,
-    });
-  }
+  requireImageModel(options.model, options.provider);
 }
 
 function imageBlock(part: ImagePart, options: AnthropicWireOptions): ImageBlock {

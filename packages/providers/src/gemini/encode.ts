@@ -1,7 +1,8 @@
 /** Request encoding for the Gemini GenerateContent wire (`v1beta/models/{model}:streamGenerateContent`). */
 import type { ChatMessage, ChatRequest, ImagePart, ThinkingEffort, ToolCallPart, ToolResultPart } from '@crystal/core';
-import { parseArguments, ProviderError } from '@crystal/core';
+import { parseArguments } from '@crystal/core';
 import type { ModelSettings } from '../endpoint.js';
+import { imageWithoutSource, misplacedImage, requireImageModel } from '../image-rules.js';
 
 /** The `ProviderState.format` this wire writes and reads back: a Gemini `thoughtSignature`. */
 export const SIGNATURE_FORMAT = 'gemini-signature';
@@ -166,28 +167,14 @@ function functionResponse(part: ToolResultPart, options: GeminiWireOptions): Wir
 function imagePart(part: ImagePart, provider: string): WirePart {
   if (part.data !== undefined) return { inlineData: { mimeType: part.mime, data: part.data } };
   if (part.uri !== undefined) return { fileData: { mimeType: part.mime, fileUri: part.uri } };
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `An image${part.name ? ` (${part.name})` : ''} has neither bytes nor a URI; attach it again.`,
-  });
+  throw imageWithoutSource(part, provider);
 }
 
 /** WIRE-5 / MODEL-1: an image where this wire cannot carry it is an error before sending. */
 function refuseImage(role: string, provider: string): never {
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `The Gemini wire carries images only in user messages and tool results; a ${role} message holds one. Remove the image from that message.`,
-  });
+  throw misplacedImage('Gemini', 'user messages and tool results', role, provider);
 }
 
 function refuseIfTextOnly(options: GeminiWireOptions): void {
-  if (!options.model.imageInput) {
-    throw new ProviderError({
-      kind: 'unsupported',
-      provider: options.provider,
-      message: `Model '${options.model.id}' of provider '${options.provider}' does not declare imageInput; set "imageInput": true in its catalog entry or remove the image.`,
-    });
-  }
+  requireImageModel(options.model, options.provider);
 }

@@ -2,6 +2,7 @@
 import type { ChatMessage, ChatRequest, ImagePart, ThinkingEffort, ToolResultPart } from '@crystal/core';
 import { parseArguments, ProviderError } from '@crystal/core';
 import type { ModelSettings } from '../endpoint.js';
+import { misplacedImage, requireImageModel } from '../image-rules.js';
 
 export interface OllamaWireOptions {
   readonly provider: string;
@@ -30,22 +31,12 @@ function imageBytes(part: ImagePart, options: OllamaWireOptions): string {
 
 /** MODEL-1: images only for a model that declares `imageInput`. */
 function refuseIfTextOnly(options: OllamaWireOptions): void {
-  if (!options.model.imageInput) {
-    throw new ProviderError({
-      kind: 'unsupported',
-      provider: options.provider,
-      message: `Model '${options.model.id}' of provider '${options.provider}' does not declare imageInput; set "imageInput": true in its catalog entry or remove the image.`,
-    });
-  }
+  requireImageModel(options.model, options.provider);
 }
 
 /** WIRE-5 / MODEL-1: an image where this wire cannot carry it is an error before sending. */
 function refuseImage(role: string, provider: string): never {
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `The Ollama wire carries images only in user and tool messages; a ${role} message holds one. Remove the image from that message.`,
-  });
+  throw misplacedImage('Ollama', 'user and tool messages', role, provider);
 }
 
 export function encodeMessages(messages: readonly ChatMessage[], options: OllamaWireOptions): OllamaMessage[] {

@@ -1,7 +1,7 @@
 /** Request encoding for the Chat Completions wire (OpenAI-compatible and DeepSeek). */
 import type { ChatMessage, ChatRequest, ImagePart, ThinkingEffort, ToolResultPart } from '@crystal/core';
-import { ProviderError } from '@crystal/core';
 import type { ModelSettings } from '../endpoint.js';
+import { imageWithoutSource, misplacedImage, requireImageModel } from '../image-rules.js';
 
 export interface ChatWireOptions {
   readonly provider: string;
@@ -16,11 +16,7 @@ export type WireMessage = Record<string, unknown>;
 export function imageUrl(part: ImagePart, provider: string): string {
   if (part.data !== undefined) return `data:${part.mime};base64,${part.data}`;
   if (part.uri !== undefined) return part.uri;
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `An image${part.name ? ` (${part.name})` : ''} has neither bytes nor a URI; attach it again.`,
-  });
+  throw imageWithoutSource(part, provider);
 }
 
 export function encodeMessages(messages: readonly ChatMessage[], options: ChatWireOptions): WireMessage[] {
@@ -55,11 +51,7 @@ function textOf(message: ChatMessage, options: ChatWireOptions): string {
 
 /** WIRE-5 / MODEL-1: an image where this wire cannot carry it is an error before sending. */
 function refuseImage(role: string, provider: string): never {
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `The Chat Completions wire carries images only in user and tool messages; a ${role} message holds one. Remove the image from that message.`,
-  });
+  throw misplacedImage('Chat Completions', 'user and tool messages', role, provider);
 }
 
 function userContent(message: ChatMessage, options: ChatWireOptions): string | WirePart[] {
@@ -75,13 +67,7 @@ function userContent(message: ChatMessage, options: ChatWireOptions): string | W
 }
 
 function refuseIfTextOnly(options: ChatWireOptions): void {
-  if (!options.model.imageInput) {
-    throw new ProviderError({
-      kind: 'unsupported',
-      provider: options.provider,
-      message: `Model '${options.model.id}' of provider '${options.provider}' does not declare imageInput; set "imageInput": true in its catalog entry or remove the image.`,
-    });
-  }
+  requireImageModel(options.model, options.provider);
 }
 
 function assistantMessage(message: ChatMessage, options: ChatWireOptions): WireMessage {

@@ -4,8 +4,8 @@
  * encrypted content this wire wrote into `ReasoningPart.state`.
  */
 import type { ChatMessage, ChatRequest, ImagePart, ReasoningPart, ThinkingEffort, ToolResultPart } from '@crystal/core';
-import { ProviderError } from '@crystal/core';
 import type { ModelSettings } from '../endpoint.js';
+import { imageWithoutSource, misplacedImage, requireImageModel } from '../image-rules.js';
 
 /** `ProviderState.format` of the reasoning state this wire writes and reads back. */
 export const REASONING_FORMAT = 'openai-responses-reasoning';
@@ -56,30 +56,16 @@ export function decodeReasoningState(data: string): StoredReasoningItem[] {
 function imageUrl(part: ImagePart, provider: string): string {
   if (part.data !== undefined) return `data:${part.mime};base64,${part.data}`;
   if (part.uri !== undefined) return part.uri;
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `An image${part.name ? ` (${part.name})` : ''} has neither bytes nor a URI; attach it again.`,
-  });
+  throw imageWithoutSource(part, provider);
 }
 
 /** WIRE-5 / MODEL-1: an image where this wire cannot carry it is an error before sending. */
 function refuseImage(role: string, provider: string): never {
-  throw new ProviderError({
-    kind: 'unsupported',
-    provider,
-    message: `The Responses wire carries images only in user messages and tool results; a ${role} message holds one. Remove the image from that message.`,
-  });
+  throw misplacedImage('Responses', 'user messages and tool results', role, provider);
 }
 
 function refuseIfTextOnly(options: ResponsesWireOptions): void {
-  if (!options.model.imageInput) {
-    throw new ProviderError({
-      kind: 'unsupported',
-      provider: options.provider,
-      message: `Model '${options.model.id}' of provider '${options.provider}' does not declare imageInput; set "imageInput": true in its catalog entry or remove the image.`,
-    });
-  }
+  requireImageModel(options.model, options.provider);
 }
 
 /** The system messages' text, joined by blank lines; undefined when there is none. */
