@@ -330,3 +330,42 @@ describe('interactive-only features in crystal run', () => {
     expect(existsSync(join(home.path, 'trusted.json'))).toBe(false);
   });
 });
+
+describe('a scripted coding session through crystal run', () => {
+  it('TOOLS-2 APPR-1 reads a file, edits it, runs a test command, and the edit is on disk', async () => {
+    const ws = tempDir('crystal-ws-');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(ws, 'math.js'), 'export const add = (a, b) => a - b;\n');
+    writeFileSync(join(ws, 'test.sh'), 'grep -q "a + b" math.js && echo "1 passed"\n');
+    const { home, fake } = await setup([
+      { toolCalls: [{ id: 'r1', name: 'read', arguments: { path: 'math.js' } }] },
+      { toolCalls: [{ id: 'e1', name: 'edit', arguments: { path: 'math.js', old_string: 'a - b', new_string: 'a + b' } }] },
+      { toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: 'sh test.sh' } }] },
+      { text: 'Fixed add and the test passes.' },
+    ]);
+    const result = await runCrystal(['run', '--format', 'json', '--approval', 'full', '-w', ws, 'fix add'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(ws, 'math.js'), 'utf8')).toBe('export const add = (a, b) => a + b;\n');
+    const out = JSON.parse(result.stdout);
+    expect(out.toolCalls.map((c: { name: string; status: string }) => `${c.name}:${c.status}`)).toEqual(['read:success', 'edit:success', 'bash:success']);
+    const last = (fake.requests[3]?.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
+    expect(last?.content).toContain('1 passed');
+    const readResult = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
+    expect(readResult?.content).toContain('export const add = (a, b) => a - b;');
+  });
+
+  it('APPR-2 with --approval default the edit is denied, the model sees the denial text, and the file is unchanged', async () => {
+    const ws = tempDir('crystal-ws-');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(ws, 'math.js'), 'export const add = (a, b) => a - b;\n');
+    const { home, fake } = await setup([
+      { toolCalls: [{ id: 'e1', name: 'edit', arguments: { path: 'math.js', old_string: 'a - b', new_string: 'a + b' } }] },
+      { text: 'I was not allowed to edit.' },
+    ]);
+    const result = await runCrystal(['run', '--format', 'json', '--approval', 'default', '-w', ws, 'fix add'], { home: home.path });
+    expect(result.code).toBe(4);
+    expect(readFileSync(join(ws, 'math.js'), 'utf8')).toBe('export const add = (a, b) => a - b;\n');
+    const denial = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
+    expect(denial?.content).toContain('The user declined this action. Do not retry the same call. Change the approach or ask the user.');
+  });
+});

@@ -49,6 +49,13 @@ export function realPath(absolute: string): string {
   }
 }
 
+/** A credential file by its name alone (the directory part is checked where directories are walked). */
+export function isCredentialName(name: string): boolean {
+  if (name === 'credentials.json') return true;
+  if ((name === '.env' || name.startsWith('.env.')) && !ENV_TEMPLATES.has(name)) return true;
+  return KEY_NAMES.test(name);
+}
+
 export function isCredentialPath(path: string): boolean {
   const segments = path.split(/[\\/]+/);
   if (segments.some((s) => s === '.ssh' || s === '.gnupg')) return true;

@@ -3,9 +3,8 @@
  * with the same rules either way (see walker.ts and ripgrep.ts).
  */
 import picomatch from 'picomatch';
-import { ripgrepLines, commonArgs } from './ripgrep.js';
-import { type SearchScope, type WalkedFile, walkerAccepts, walkFiles } from './walker.js';
-import { join } from 'node:path';
+import { commonArgs, ripgrepLineBatches } from './ripgrep.js';
+import { absoluteOf, type SearchScope, type WalkedFile, walkerAccepts, walkFileBatches } from './walker.js';
 
 /** A glob matched against the path relative to the search root, or against the base name. */
 export interface PathFilter {
@@ -33,40 +32,63 @@ export async function* listFiles(
   filter: PathFilter | undefined,
   signal?: AbortSignal,
 ): AsyncGenerator<WalkedFile> {
-  const source = rg && scope.kind === 'dir' ? withWalkerFallback(scope, rg, filter, signal) : walkFiles(scope, signal);
-  for await (const file of source) {
-    if (!filter || filter.matches(file.rel)) yield file;
+  for await (const batch of listFileBatches(scope, rg, filter, signal)) yield* batch;
+}
+
+/** As `listFiles`, in batches (one await per batch). */
+export async function* listFileBatches(
+  scope: SearchScope,
+  rg: string | null,
+  filter: PathFilter | undefined,
+  signal?: AbortSignal,
+): AsyncGenerator<WalkedFile[]> {
+  const source = rg && scope.kind === 'dir' ? withWalkerFallback(scope, rg, signal) : walkFileBatches(scope, signal);
+  for await (const batch of source) {
+    const kept = filter ? batch.filter((file) => filter.matches(file.rel)) : batch;
+    if (kept.length > 0) yield kept;
   }
 }
 
-async function* withWalkerFallback(
-  scope: SearchScope,
-  rg: string,
-  filter: PathFilter | undefined,
-  signal?: AbortSignal,
-): AsyncGenerator<WalkedFile> {
+async function* withWalkerFallback(scope: SearchScope, rg: string, signal?: AbortSignal): AsyncGenerator<WalkedFile[]> {
   let produced = false;
   try {
-    for await (const file of ripgrepFiles(scope, rg, filter, signal)) {
+    for await (const batch of ripgrepFileBatches(scope, rg, signal)) {
       produced = true;
-      yield file;
+      yield batch;
     }
   } catch (error) {
     if (produced || signal?.aborted) throw error;
-    yield* walkFiles(scope, signal); // rg could not run: the walker gives the same answer.
+    yield* walkFileBatches(scope, signal); // rg could not run: the walker gives the same answer.
   }
 }
 
-/** The files `rg --files` lists, passed through the walker's rules (no fallback: tests call it directly). */
+/** The files `rg --files` lists (no fallback: tests call it directly). */
 export async function* ripgrepFiles(
   scope: SearchScope,
   rg: string,
   filter: PathFilter | undefined,
   signal?: AbortSignal,
 ): AsyncGenerator<WalkedFile> {
-  const args = [...commonArgs(filter?.basenameOnly ? filter.pattern : undefined), '--files', '--', '.'];
-  for await (const line of ripgrepLines(rg, args, scope.root, signal)) {
-    const rel = line.startsWith('./') ? line.slice(2) : line;
-    if (walkerAccepts(scope, rel)) yield { absolute: join(scope.root, ...rel.split('/')), rel };
+  for await (const batch of ripgrepFileBatches(scope, rg, signal)) {
+    for (const file of batch) if (!filter || filter.matches(file.rel)) yield file;
+  }
+}
+
+/** `rg --files`, passed through the walker's rules so both paths give the same answer. */
+async function* ripgrepFileBatches(scope: SearchScope, rg: string, signal?: AbortSignal): AsyncGenerator<WalkedFile[]> {
+  // No --glob for rg here: rg's globs override its ignore logic, which would bring ignored files
+  // back. The pattern is matched in JS instead. When the search root is where the .gitignore
+  // rules start, rg has read every rule the walker reads, so each file's own rule need not be
+  // tested again (the costly per-file check); below that root, rg does not see the parents'
+  // rules and every file is checked.
+  const args = [...commonArgs(), '--files', '--', '.'];
+  const fileRulesApplied = scope.rules.top === scope.root;
+  for await (const lines of ripgrepLineBatches(rg, args, scope.root, signal)) {
+    const out: WalkedFile[] = [];
+    for (const line of lines) {
+      const rel = line.startsWith('./') ? line.slice(2) : line;
+      if (walkerAccepts(scope, rel, fileRulesApplied)) out.push({ absolute: absoluteOf(scope.root, rel), rel });
+    }
+    if (out.length > 0) yield out;
   }
 }

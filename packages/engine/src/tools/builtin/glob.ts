@@ -1,10 +1,10 @@
 /** `glob` (TOOLS-2): files whose path matches a pattern, up to 1,000 per page, through rg or the walker. */
 import type { ToolDefinition } from '@crystal/core';
 import { optionalNonNegativeInt, parseArgs, z } from './args.js';
-import { listFiles, pathFilter } from './file-list.js';
+import { listFileBatches, pathFilter } from './file-list.js';
 import type { ToolHost } from './host.js';
 import { capOutput } from './output-cap.js';
-import { PAGE_MAX, pageOf, pagingNote } from './paging.js';
+import { PAGE_MAX, pageOfBatches, pagingNote } from './paging.js';
 import { ripgrepFor } from './ripgrep.js';
 import { displayOf, searchScope } from './walker.js';
 
@@ -36,8 +36,8 @@ export function globTool(host: ToolHost): ToolDefinition {
       const scope = searchScope(host.workspace, args.path);
       const offset = args.offset ?? 0;
       const filter = pathFilter(args.pattern);
-      const files = listFiles(scope, ripgrepFor(host.rgPath), filter, signal);
-      const page = await pageOf(files, offset, args.limit ?? PAGE_MAX);
+      const files = listFileBatches(scope, ripgrepFor(host.rgPath), filter, signal);
+      const page = await pageOfBatches(files, offset, args.limit ?? PAGE_MAX);
       if (page.total === 0) return `No files match '${args.pattern}'.`;
       if (page.items.length === 0) return `Offset ${offset} is past the end; ${page.total} files match '${args.pattern}'.`;
       const lines = page.items.map((file) => displayOf(scope, file.absolute));

@@ -7,7 +7,7 @@
  * is searched by the walker. Binary files (a NUL byte in the first 8 KiB) and files over 8 MiB
  * are skipped; `.gitignore` is honoured; at most 500 matches, then `[truncated to 500 matches]`.
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
 import { parseArgs, z } from './args.js';
@@ -16,7 +16,7 @@ import type { ToolHost } from './host.js';
 import { capOutput, cutAt } from './output-cap.js';
 import { type CompiledPattern, compilePattern, GuardedMatcher } from './pattern.js';
 import { commonArgs, RG_MAX_FILE_SIZE, ripgrepFor, ripgrepLines } from './ripgrep.js';
-import { displayOf, type SearchScope, searchScope, walkerAccepts, walkFiles } from './walker.js';
+import { displayOf, type SearchScope, searchScope, type WalkedFile, walkerAccepts, walkFileBatches } from './walker.js';
 
 export const GREP_MATCH_CAP = 500;
 export const GREP_MAX_FILE_BYTES = 8 * 1024 * 1024;
@@ -105,28 +105,74 @@ export async function* walkerMatches(
   signal?: AbortSignal,
 ): AsyncGenerator<GrepMatch> {
   const matcher = new GuardedMatcher(pattern);
-  for await (const file of walkFiles(scope, signal)) {
-    if (filter && scope.kind === 'dir' && !filter.matches(file.rel)) continue;
-    const text = await searchableText(file.absolute);
-    if (text === null) continue;
-    for (const match of matcher.scan(text, displayOf(scope, file.absolute))) {
-      yield { absolute: file.absolute, line: match.line, text: match.text };
+  let batch: WalkedFile[] = [];
+  const flush = async function* (): AsyncGenerator<GrepMatch> {
+    // Reads the batch in parallel, then scans it in one bounded sandbox run; path order is kept.
+    const texts = await searchableTexts(batch.map((file) => file.absolute));
+    await new Promise((resolve) => setImmediate(resolve));
+    const files = batch.filter((_, i) => texts[i] !== null);
+    const found = matcher.scanMany(
+      texts.filter((t): t is string => t !== null),
+      files.length === 1
+        ? displayOf(scope, (files[0] as WalkedFile).absolute)
+        : `${files.length} files near ${displayOf(scope, (files[0] ?? (batch[0] as WalkedFile)).absolute)}`,
+    );
+    batch = [];
+    for (const [i, matches] of found.entries()) {
+      const file = files[i] as WalkedFile;
+      for (const match of matches) yield { absolute: file.absolute, line: match.line, text: match.text };
+    }
+  };
+  for await (const files of walkFileBatches(scope, signal)) {
+    for (const file of files) {
+      if (filter && scope.kind === 'dir' && !filter.matches(file.rel)) continue;
+      batch.push(file);
+      if (batch.length >= WALK_BATCH_FILES) yield* flush();
     }
   }
+  if (batch.length > 0) yield* flush();
 }
+
+/** Files read and scanned together by the walker path. */
+const WALK_BATCH_FILES = 256;
 
 /** The text of a file grep may search, or null: over 8 MiB, binary or unreadable. */
 async function searchableText(path: string): Promise<string | null> {
   try {
     const stat = await fs.stat(path);
     if (stat.size > GREP_MAX_FILE_BYTES) return null;
-    const bytes = await fs.readFile(path);
-    if (bytes.subarray(0, BINARY_PROBE_BYTES).includes(0)) return null;
-    return bytes.toString('utf8');
+    return textOf(await fs.readFile(path));
   } catch {
     return null;
   }
 }
+
+function textOf(bytes: Buffer): string | null {
+  if (bytes.length > GREP_MAX_FILE_BYTES || bytes.subarray(0, BINARY_PROBE_BYTES).includes(0)) return null;
+  return bytes.toString('utf8');
+}
+
+/**
+ * A batch of small files read synchronously: a read through the thread pool costs several hops
+ * per file, and a batch of 256 small files reads in about a millisecond, well inside a frame.
+ * Files bigger than 256 KiB take the asynchronous path so the event loop never waits on them.
+ */
+async function searchableTexts(paths: readonly string[]): Promise<(string | null)[]> {
+  const out: (string | null)[] = [];
+  for (const path of paths) {
+    try {
+      const size = statSync(path).size;
+      out.push(
+        size > SYNC_READ_MAX ? await searchableText(path) : size > GREP_MAX_FILE_BYTES ? null : textOf(readFileSync(path)),
+      );
+    } catch {
+      out.push(null);
+    }
+  }
+  return out;
+}
+
+const SYNC_READ_MAX = 256 * 1024;
 
 async function looksBinary(path: string): Promise<boolean> {
   let handle: fs.FileHandle | undefined;

@@ -8,7 +8,6 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { SKIP_DIRS } from './walker.js';
 
 let onPath: string | null | undefined;
@@ -79,6 +78,16 @@ export async function* ripgrepLines(
   cwd: string,
   signal?: AbortSignal,
 ): AsyncGenerator<string> {
+  for await (const lines of ripgrepLineBatches(rg, args, cwd, signal)) yield* lines;
+}
+
+/** As `ripgrepLines`, the lines of each stdout chunk together (one await per chunk, not per line). */
+export async function* ripgrepLineBatches(
+  rg: string,
+  args: readonly string[],
+  cwd: string,
+  signal?: AbortSignal,
+): AsyncGenerator<string[]> {
   const child = spawn(rg, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8');
@@ -97,10 +106,19 @@ export async function* ripgrepLines(
   let produced = false;
   let finished = false;
   try {
-    const lines = createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY });
-    for await (const line of lines) {
+    let rest = '';
+    for await (const chunk of child.stdout.setEncoding('utf8') as AsyncIterable<string>) {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      const lines = parts.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
+      if (lines.length > 0) {
+        produced = true;
+        yield lines;
+      }
+    }
+    if (rest !== '') {
       produced = true;
-      yield line;
+      yield [rest];
     }
     const code = await exited;
     finished = true;
