@@ -22,8 +22,12 @@ export const HELP = {
   main: `Crystal Code: an AI coding agent for the terminal.
 
 Usage:
-  crystal [options]              interactive session in the current folder (not built yet)
+  crystal [options]              interactive session in the current folder
+  crystal -r ID | --resume ID    resume a saved session interactively (--continue: the newest here)
   crystal run [options] [PROMPT] run one turn without a terminal UI
+  crystal web [options]          the same session engine behind a local Web page (prints its URL)
+  crystal sessions [--all]       list saved sessions (--json for a machine-readable list)
+  crystal export ID [--out FILE] write a session as JSON with its images inlined
   crystal --version              print the version
   crystal --help                 print this help
 

@@ -49,6 +49,8 @@ export type ControllerListener = (event: ControllerEvent) => void;
 /** A call waiting for the operator (APPR-2): the card to show and the answers to offer. */
 export interface ApprovalPrompt {
   readonly id: number;
+  /** The tool call this card is about (surfaces mark its tool card). */
+  readonly callId: string;
   readonly card: ApprovalCard;
   readonly choices: readonly ApprovalAnswer[];
 }
@@ -135,7 +137,8 @@ export class SessionController {
         controller.pump();
       });
     }
-    for (const text of tools.notes) queueMicrotask(() => controller.emit({ type: 'note', text }));
+    // Notes from start-up (a skipped tool set, …) wait for the first listener.
+    controller.heldNotes.push(...tools.notes);
     return controller;
   }
 
@@ -174,15 +177,20 @@ export class SessionController {
     const { card, choices, signal, call } = request;
     // Saved before asking, so a crash here asks again at resume.
     await this.active.markApprovalPending(call.id, true).catch(() => undefined);
-    const answer = await this.promptApproval(card, choices, signal);
+    const answer = await this.promptApproval(call.id, card, choices, signal);
     // Cleared before the tool runs, so a crash during the tool never runs it twice.
     await this.active.markApprovalPending(call.id, false).catch(() => undefined);
     return answer;
   }
 
-  private promptApproval(card: ApprovalCard, choices: readonly ApprovalAnswer[], signal: AbortSignal): Promise<ApprovalAnswer> {
+  private promptApproval(
+    callId: string,
+    card: ApprovalCard,
+    choices: readonly ApprovalAnswer[],
+    signal: AbortSignal,
+  ): Promise<ApprovalAnswer> {
     const id = this.promptIds++;
-    const prompt: ApprovalPrompt = { id, card, choices };
+    const prompt: ApprovalPrompt = { id, callId, card, choices };
     return new Promise<ApprovalAnswer>((resolve) => {
       const onAbort = (): void => {
         if (!this.approvals.delete(id)) return;
@@ -259,8 +267,11 @@ export class SessionController {
     return this.queueItems;
   }
 
+  private heldNotes: string[] = [];
+
   on(listener: ControllerListener): () => void {
     this.listeners.add(listener);
+    for (const text of this.heldNotes.splice(0)) listener({ type: 'note', text });
     return () => this.listeners.delete(listener);
   }
 

@@ -1,5 +1,80 @@
-/** `crystal` with no command: the interactive terminal (issue 8 replaces this placeholder). */
-export async function interactiveCommand(_argv: readonly string[]): Promise<number> {
-  process.stderr.write("crystal: the interactive terminal is not built yet in this version. Use 'crystal run PROMPT'.\n");
-  return 1;
+/**
+ * `crystal` with no command: the interactive session in the current folder (CLI-1). Session
+ * flags as in `crystal run`, plus `-r/--resume ID` and `--continue`. A missing or empty
+ * session exits non-zero before the terminal UI starts. Output that is not a terminal falls
+ * back to sequential plain text (TUI-7).
+ */
+import { resolve } from 'node:path';
+import { loadConfig, resolveHome, SessionController, UsageError } from '@crystal/engine';
+import { type ClipboardReader, defaultClipboardReader } from './clipboard.js';
+import { parseInteractiveOptions } from './options.js';
+import { runPlain } from './plain.js';
+import { runTerminal } from './terminal.js';
+
+export interface InteractiveDeps {
+  /** The OS clipboard image reader (Ctrl+V); the default says none is available. */
+  readonly readClipboardImage?: ClipboardReader;
+  readonly stdin?: NodeJS.ReadStream;
+  readonly stdout?: NodeJS.WriteStream;
+}
+
+export async function interactiveCommand(argv: readonly string[], deps: InteractiveDeps = {}): Promise<number> {
+  try {
+    return await interactive(argv, deps);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`crystal: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+async function interactive(argv: readonly string[], deps: InteractiveDeps): Promise<number> {
+  const options = parseInteractiveOptions(argv);
+  const home = resolveHome(options.home);
+  const workspace = resolve(options.workspace ?? process.cwd());
+  const config = loadConfig(home);
+  const controller = await SessionController.open({
+    home,
+    workspace,
+    config,
+    provider: options.provider,
+    model: options.model,
+    thinking: options.thinking,
+    limits: options.limits,
+    approval: options.approval,
+    plan: options.plan,
+    bashTimeoutSeconds: options.bashTimeoutSeconds,
+    resume: options.resume,
+    continueLatest: options.continue,
+  });
+  const resuming = options.resume !== undefined || options.continue;
+  if (resuming && controller.session.history().length === 0) {
+    await controller.close().catch(() => undefined);
+    throw new UsageError(
+      `Session ${controller.session.id} is empty; there is nothing to resume. Start a new session with 'crystal'.`,
+    );
+  }
+  const stdin = deps.stdin ?? process.stdin;
+  const stdout = deps.stdout ?? process.stdout;
+  const sessionId =
+    stdout.isTTY && stdin.isTTY
+      ? await runTerminal({
+          controller,
+          config,
+          home,
+          replay: resuming,
+          readClipboard: deps.readClipboardImage ?? defaultClipboardReader(),
+          stdin,
+          stdout,
+        })
+      : await runPlain({ controller, stdin, stdout });
+  const saved = controller.session.history().length > 0;
+  process.stdout.write(
+    saved
+      ? `Session ${sessionId} saved. Continue it with: crystal --resume ${sessionId}\n`
+      : `Session ${sessionId} is empty and was not saved.\n`,
+  );
+  return 0;
 }

@@ -1,0 +1,104 @@
+/**
+ * The full-screen session on a terminal (CLI-1, TUI-1): wires stdin/stdout, the controller and
+ * the display together, and restores the terminal on every way out.
+ */
+import type { Config, SessionController } from '@crystal/engine';
+import { TerminalApp } from '@crystal/tui';
+import type { ClipboardReader } from './clipboard.js';
+import { pickerCommands } from './completions.js';
+import { controllerIntents } from './intents.js';
+import { appendHistory, loadHistory } from './prompt-history.js';
+import { SessionView } from './session-view.js';
+
+export interface TerminalOptions {
+  readonly controller: SessionController;
+  readonly config: Config;
+  readonly home: string;
+  readonly replay: boolean;
+  readonly readClipboard: ClipboardReader;
+  readonly stdin: NodeJS.ReadStream;
+  readonly stdout: NodeJS.WriteStream;
+}
+
+/** Runs until the session quits; resolves the id of the session that was open last. */
+export function runTerminal(options: TerminalOptions): Promise<string> {
+  const { controller, stdin, stdout, home } = options;
+  const workspace = controller.session.workspace;
+  const app = new TerminalApp({
+    host: {
+      write: (data) => void stdout.write(data),
+      size: () => ({ cols: stdout.columns || 80, rows: stdout.rows || 24 }),
+    },
+    intents: controllerIntents({
+      controller,
+      readClipboard: options.readClipboard,
+      remember: (text) => void appendHistory(home, workspace, text),
+    }),
+    status: {
+      mode: controller.mode,
+      approval: controller.approvalMode,
+      model: `${controller.session.provider}/${controller.session.model}`,
+      workspace,
+      inputTokens: 0,
+      outputTokens: 0,
+      queued: 0,
+    },
+    commands: pickerCommands(home, () => controller.session.workspace),
+    home: process.env.HOME,
+  });
+  const view = new SessionView(app, controller, options.config);
+  app.setStatus(view.status());
+  app.setHistory(loadHistory(home, workspace));
+  if (options.replay) view.replay(controller.session.history());
+  if (controller.queue.length > 0) app.setQueue(controller.queue.map((i) => ({ kind: i.kind, text: i.text })));
+  // A display defect must never break the engine that published the event.
+  const unsubscribe = controller.on((event) => {
+    try {
+      view.onEvent(event);
+    } catch (error) {
+      app.notice(`Display error on ${event.type}: ${(error as Error).message}`, 'error');
+    }
+  });
+
+  return new Promise<string>((resolve) => {
+    const onData = (data: string): void => app.input(data);
+    const onResize = (): void => app.resize();
+    const onSignal = (): void => void controller.quit();
+    const restore = (): void => {
+      if (app.isRunning) app.stop();
+    };
+    // A crash leaves the alternate screen first, so its message stays readable.
+    const onCrash = (error: unknown): void => {
+      restore();
+      if (stdin.isTTY) stdin.setRawMode(false);
+      process.stderr.write(
+        `crystal: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exit(1);
+    };
+    const finish = (sessionId: string): void => {
+      unsubscribe();
+      stdin.off('data', onData);
+      stdout.off('resize', onResize);
+      process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
+      process.off('exit', restore);
+      process.off('uncaughtException', onCrash);
+      restore();
+      if (stdin.isTTY) stdin.setRawMode(false);
+      stdin.pause();
+      resolve(sessionId);
+    };
+    view.onQuit = finish;
+    process.on('exit', restore);
+    process.on('uncaughtException', onCrash);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onSignal);
+    if (stdin.isTTY) stdin.setRawMode(true);
+    stdin.setEncoding('utf8');
+    stdin.on('data', onData);
+    stdout.on('resize', onResize);
+    app.start();
+    stdin.resume();
+  });
+}

@@ -1,0 +1,23 @@
+/**
+ * A user message as the transcript shows it: the provenance prefix removed (IMG-5), and the
+ * ranges of attached markers so they keep their colour.
+ */
+import { MARKER_PREFIX } from '@crystal/engine';
+import type { MarkerRange } from '@crystal/tui';
+
+const TAGGED = new RegExp(`${MARKER_PREFIX}(\\[Image #[1-9][0-9]*\\])`, 'g');
+
+export function displayUserText(text: string): { text: string; markers: MarkerRange[] } {
+  const markers: MarkerRange[] = [];
+  let out = '';
+  let at = 0;
+  for (const m of text.matchAll(TAGGED)) {
+    out += text.slice(at, m.index).replaceAll(MARKER_PREFIX, '');
+    const label = m[1] as string;
+    markers.push({ start: out.length, end: out.length + label.length });
+    out += label;
+    at = (m.index ?? 0) + m[0].length;
+  }
+  out += text.slice(at).replaceAll(MARKER_PREFIX, '');
+  return { text: out, markers };
+}

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Scenario, scenario } from './pty-harness.js';
+
+let current: Scenario | undefined;
+afterEach(async () => {
+  await current?.dispose();
+  current = undefined;
+});
+
+const ask = (questions: unknown[]) => ({ toolCalls: [{ id: 'call_q', name: 'question', arguments: { questions } }] });
+
+describe('the question overlay', () => {
+  it('TUI-1 a single single-select question shows its options and Enter answers at once', async () => {
+    current = await scenario({
+      replies: [
+        ask([
+          {
+            header: 'Database',
+            question: 'Which database should the service use?',
+            options: [
+              { label: 'Postgres', description: 'relational, the default' },
+              { label: 'SQLite', description: 'a single file' },
+            ],
+          },
+        ]),
+        { text: 'Going with SQLite.' },
+      ],
+    });
+    const { session, fake } = current;
+    await session.waitFor('Type a message');
+    await session.type('set up storage');
+    session.write('\r');
+    const overlay = await session.waitFor('Which database should the service use?');
+    expect(overlay).toContain('› 1. Postgres  relational, the default');
+    expect(overlay).toContain('2. SQLite');
+    expect(overlay).toMatch(/Waiting For Answer · \d/);
+    session.write('\x1b[B');
+    await session.waitFor('› 2. SQLite');
+    session.write('\r');
+    await session.waitFor('Going with SQLite.');
+    expect(JSON.stringify(fake.requests[1]?.body)).toContain('SQLite');
+  });
+
+  it('TUI-1 Escape dismisses the question and the model is told', async () => {
+    current = await scenario({
+      replies: [ask([{ header: 'Name', question: 'What name?', options: [{ label: 'alpha' }] }]), { text: 'No answer then.' }],
+    });
+    const { session, fake } = current;
+    await session.waitFor('Type a message');
+    await session.type('name it');
+    session.write('\r');
+    await session.waitFor('What name?');
+    session.write('\x1b');
+    await session.waitFor('No answer then.');
+    expect(session.screen()).not.toContain('╭─ Question');
+    expect(session.screen()).toContain('The user dismissed the question.');
+    expect(fake.requests).toHaveLength(2);
+  });
+});

@@ -1,0 +1,675 @@
+/**
+ * The terminal app: state the display owns (composer, scroll, panels, picker), the frame
+ * composition, the key map, and frame scheduling. The host sets the view values and pushes
+ * transcript entries; input comes back as intents. No engine here (DESIGN.md).
+ *
+ * - Key batches are handled strictly in order; a Ctrl+V paste is awaited before the next key
+ *   (IMG-21), while frames keep painting.
+ * - Frames are coalesced (at most one per FRAME_MS while text streams; keys paint at once).
+ * - A timer runs only while something is in progress (spinner, elapsed time, retry
+ *   countdown); when idle there is no timer at all.
+ */
+import { Composer } from './composer.js';
+import { type InputEvent, InputDecoder } from './input-decoder.js';
+import type { CtrlCResult, Intents } from './intents.js';
+import { loadMarkdown } from './markdown.js';
+import { type Frame, Painter } from './painter.js';
+import { approvalKey, renderApproval } from './panels/approval-card.js';
+import { QuestionState } from './panels/question-overlay.js';
+import { renderQueuePanel } from './panels/queue-panel.js';
+import { invalidateSidePanel, renderSidePanel } from './panels/side-panel.js';
+import { SlashPicker } from './panels/slash-picker.js';
+import { renderProgress, SPINNER_MS } from './progress.js';
+import { renderResizeNotice, tooSmall } from './resize-notice.js';
+import { renderStatusBar } from './status-bar.js';
+import { paint, type Style, theme } from './style.js';
+import { renderTodosBar } from './todos-bar.js';
+import { Transcript } from './transcript.js';
+import type {
+  ApprovalView,
+  PickerCommand,
+  ProgressView,
+  QueueItemView,
+  QuestionView,
+  SideEntryView,
+  StatusView,
+  TodoView,
+} from './view-model.js';
+import { type Span, spansWidth, wrapSpans } from './wrap.js';
+
+/** Minimum time between two frames caused by streaming output. */
+export const FRAME_MS = 33;
+const COMPOSER_MAX_ROWS = 8;
+const WHEEL_ROWS = 3;
+const HISTORY_LIMIT = 200;
+
+export interface AppHost {
+  write(data: string): void;
+  size(): { readonly cols: number; readonly rows: number };
+}
+
+export interface AppOptions {
+  readonly host: AppHost;
+  readonly intents: Intents;
+  readonly status: StatusView;
+  readonly commands?: readonly PickerCommand[];
+  /** Home folder shown as `~` in the status bar. */
+  readonly home?: string;
+  readonly now?: () => number;
+  readonly title?: string;
+}
+
+export class TerminalApp {
+  readonly transcript = new Transcript();
+  readonly composer = new Composer();
+  private readonly painter: Painter;
+  private readonly decoder = new InputDecoder();
+  private readonly picker: SlashPicker;
+  private readonly intents: Intents;
+  private readonly host: AppHost;
+  private readonly now: () => number;
+
+  private status: StatusView;
+  private progress: ProgressView | undefined;
+  private queue: readonly QueueItemView[] = [];
+  private todos: readonly TodoView[] = [];
+  private approval: ApprovalView | undefined;
+  private question: QuestionState | undefined;
+  private sideEntries: readonly SideEntryView[] = [];
+  private sideOpen = false;
+  private sideIndex = 0;
+  private noticeText: { text: string; style: Style } | undefined;
+  private pickerDismissed = false;
+
+  private history: string[] = [];
+  private historyIndex: number | undefined;
+  private draft: ReturnType<Composer['snapshot']> | undefined;
+
+  private events: InputEvent[] = [];
+  private draining = false;
+  private frameTimer: NodeJS.Timeout | undefined;
+  private frameDue = 0;
+  private lastFrameAt = 0;
+  private ticker: NodeJS.Timeout | undefined;
+  private running = false;
+  /** Frames painted (for tests and benchmarks). */
+  frames = 0;
+
+  constructor(options: AppOptions) {
+    this.host = options.host;
+    this.intents = options.intents;
+    this.status = options.status;
+    this.now = options.now ?? Date.now;
+    this.painter = new Painter((data) => this.host.write(data));
+    this.picker = new SlashPicker(options.commands ?? []);
+    this.picker.onChange = () => this.requestFrame(true);
+    this.home = options.home;
+    this.title = options.title ?? 'Crystal Code';
+  }
+
+  private readonly home: string | undefined;
+  private readonly title: string;
+
+  /** Enters the alternate screen and paints the first frame at once. */
+  start(): void {
+    this.running = true;
+    this.painter.enter(this.title);
+    this.render();
+    void loadMarkdown().then(() => {
+      this.transcript.invalidate();
+      invalidateSidePanel();
+      this.requestFrame();
+    });
+  }
+
+  /** Stops timers and restores the terminal. */
+  stop(): void {
+    this.running = false;
+    if (this.frameTimer) clearTimeout(this.frameTimer);
+    this.frameTimer = undefined;
+    this.stopTicker();
+    this.painter.leave();
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Whether any timer is armed (a pending frame or the spinner); none while idle. */
+  get timersActive(): boolean {
+    return this.frameTimer !== undefined || this.ticker !== undefined;
+  }
+
+  // ---- view values set by the host -------------------------------------------------------
+
+  setStatus(status: StatusView): void {
+    this.status = status;
+    this.requestFrame();
+  }
+
+  setProgress(progress: ProgressView | undefined): void {
+    this.progress = progress;
+    this.requestFrame();
+  }
+
+  get currentProgress(): ProgressView | undefined {
+    return this.progress;
+  }
+
+  setQueue(items: readonly QueueItemView[]): void {
+    this.queue = items;
+    this.requestFrame();
+  }
+
+  setTodos(items: readonly TodoView[]): void {
+    this.todos = items;
+    this.requestFrame();
+  }
+
+  setApproval(card: ApprovalView | undefined): void {
+    this.approval = card;
+    this.requestFrame(true);
+  }
+
+  setQuestion(view: QuestionView | undefined): void {
+    this.question = view ? new QuestionState(view) : undefined;
+    this.requestFrame(true);
+  }
+
+  /** The `/btw` thread; `open` shows the panel on its newest entry. */
+  setSide(entries: readonly SideEntryView[], open?: boolean): void {
+    const followLast = this.sideIndex >= this.sideEntries.length - 1;
+    this.sideEntries = entries;
+    if (open) {
+      this.sideOpen = true;
+      this.sideIndex = Math.max(0, entries.length - 1);
+    } else if (followLast) this.sideIndex = Math.max(0, entries.length - 1);
+    this.sideIndex = Math.min(this.sideIndex, Math.max(0, entries.length - 1));
+    this.requestFrame();
+  }
+
+  get sidePanelOpen(): boolean {
+    return this.sideOpen;
+  }
+
+  /** A one-line message above the status bar until the next key (clipboard errors: CLIP-6). */
+  notice(text: string, tone: 'info' | 'error' = 'info'): void {
+    this.noticeText = { text, style: tone === 'error' ? theme.error : theme.warn };
+    this.requestFrame(true);
+  }
+
+  setHistory(entries: readonly string[]): void {
+    this.history = entries.slice(-HISTORY_LIMIT);
+  }
+
+  /** The transcript changed (the host pushed or streamed into entries). */
+  transcriptChanged(): void {
+    this.requestFrame();
+  }
+
+  // ---- input -----------------------------------------------------------------------------
+
+  /** Raw terminal input. Events are handled in order; an async key (Ctrl+V) holds the rest. */
+  input(data: string): void {
+    for (const event of this.decoder.feed(data)) this.events.push(event);
+    void this.drain();
+  }
+
+  /** Resolves once every queued key has been handled (tests). */
+  async settled(): Promise<void> {
+    while (this.draining || this.events.length > 0) await new Promise((r) => setImmediate(r));
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.events.length > 0) {
+        const event = this.events.shift() as InputEvent;
+        const pending = this.handle(event);
+        this.requestFrame(true);
+        if (pending) {
+          await pending;
+          this.requestFrame(true);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  resize(): void {
+    this.painter.invalidate();
+    this.requestFrame(true);
+  }
+
+  private width(): number {
+    return Math.max(1, this.host.size().cols - 1);
+  }
+
+  private viewportHeight(): number {
+    return Math.max(1, this.host.size().rows - 6);
+  }
+
+  private handle(event: InputEvent): Promise<void> | undefined {
+    const { cols, rows } = this.host.size();
+    if (tooSmall(cols, rows)) {
+      if (event.type === 'ctrl' && event.letter === 'c') this.ctrlC();
+      return undefined;
+    }
+    if (this.noticeText && !(event.type === 'ctrl' && event.letter === 'c')) this.noticeText = undefined;
+    if (this.scrollKey(event)) return undefined;
+    if (this.approval) {
+      if (event.type === 'ctrl' && event.letter === 'c') return void this.ctrlC();
+      const choice = approvalKey(event, this.approval);
+      if (choice) this.intents.answerApproval(this.approval.id, choice);
+      return undefined;
+    }
+    if (this.question) {
+      if (event.type === 'ctrl' && event.letter === 'c') return void this.ctrlC();
+      const outcome = this.question.key(event);
+      if (outcome) {
+        const id = this.question.view.id;
+        this.question = undefined;
+        this.intents.answerQuestion(id, outcome === 'dismissed' ? 'dismissed' : outcome.answers);
+      }
+      return undefined;
+    }
+    if (this.sideOpen) return void this.sideKey(event);
+    return this.composerKey(event);
+  }
+
+  private scrollKey(event: InputEvent): boolean {
+    const page = Math.max(1, this.viewportHeight() - 1);
+    let delta = 0;
+    if (event.type === 'wheel') delta = event.direction === 'up' ? -WHEEL_ROWS : WHEEL_ROWS;
+    else if (event.type === 'key' && event.name === 'pageup') delta = -page;
+    else if (event.type === 'key' && event.name === 'pagedown') delta = page;
+    else if (event.type === 'key' && event.ctrl && (event.name === 'up' || event.name === 'down'))
+      delta = event.name === 'up' ? -1 : 1;
+    else return false;
+    this.transcript.scroll(delta, this.width(), this.lastViewport);
+    return true;
+  }
+
+  private ctrlC(): CtrlCResult {
+    const result = this.intents.ctrlC(this.composer.isEmpty);
+    if (result === 'clear-composer') this.clearComposer();
+    else if (result === 'exit-armed') this.notice('Press Ctrl+C again to exit.');
+    return result;
+  }
+
+  private sideKey(event: InputEvent): void {
+    if (event.type === 'ctrl' && event.letter === 'c') {
+      this.intents.cancelSide();
+      this.sideOpen = false;
+      return;
+    }
+    if (event.type === 'key') {
+      if (event.name === 'escape' || event.name === 'enter') this.sideOpen = false;
+      else if (event.name === 'left') this.sideIndex = Math.max(0, this.sideIndex - 1);
+      else if (event.name === 'right') this.sideIndex = Math.min(Math.max(0, this.sideEntries.length - 1), this.sideIndex + 1);
+      return;
+    }
+    if (event.type !== 'text') return;
+    if (event.text === ' ') this.sideOpen = false;
+    else if (event.text === 'x') {
+      this.intents.clearSideThread();
+      this.sideOpen = false;
+    } else if (event.text === 'i') {
+      const entry = this.sideEntries[this.sideIndex];
+      if (entry && entry.answer !== '') {
+        this.composer.insertText(entry.answer);
+        this.composerEdited();
+      }
+      this.sideOpen = false;
+    }
+  }
+
+  private composerKey(event: InputEvent): Promise<void> | undefined {
+    const c = this.composer;
+    const imagesBefore = c.imageNumbers().length;
+    switch (event.type) {
+      case 'ctrl':
+        return this.ctrlKey(event.letter);
+      case 'alt':
+        if (event.text === 'b') c.wordLeft();
+        else if (event.text === 'f') c.wordRight();
+        else if (event.text === 'd') {
+          const at = c.cursor;
+          c.wordRight();
+          while (c.cursor > at) c.backspace();
+        }
+        break;
+      case 'paste':
+        c.insertText(event.text);
+        this.composerEdited();
+        break;
+      case 'text':
+        if (event.text === '?' && c.isEmpty) {
+          this.intents.submit('/help', []);
+          return undefined;
+        }
+        c.insertText(event.text);
+        this.composerEdited();
+        break;
+      case 'wheel':
+        break;
+      case 'key':
+        this.namedKey(event);
+        break;
+    }
+    if (c.imageNumbers().length !== imagesBefore) this.intents.imagesChanged?.(c.imageNumbers());
+    return undefined;
+  }
+
+  private namedKey(event: Extract<InputEvent, { type: 'key' }>): void {
+    const c = this.composer;
+    const width = this.composerWidth();
+    switch (event.name) {
+      case 'enter':
+        if (event.alt) {
+          c.newline();
+          this.composerEdited();
+        } else this.enter();
+        return;
+      case 'tab':
+        if (this.pickerOpen()) this.acceptPick();
+        else this.intents.togglePlan();
+        return;
+      case 'backtab':
+        this.intents.togglePlan();
+        return;
+      case 'up':
+      case 'down': {
+        const dir = event.name === 'up' ? -1 : 1;
+        if (this.pickerOpen()) this.picker.move(dir);
+        else if (!c.moveVertical(dir, width)) this.browseHistory(dir);
+        return;
+      }
+      case 'left':
+        if (event.ctrl || event.alt) c.wordLeft();
+        else c.left();
+        return;
+      case 'right':
+        if (event.ctrl || event.alt) c.wordRight();
+        else c.right();
+        return;
+      case 'home':
+        c.home();
+        return;
+      case 'end':
+        c.end();
+        return;
+      case 'backspace':
+        if (event.alt || event.ctrl) c.deleteWordBack();
+        else c.backspace();
+        this.composerEdited();
+        return;
+      case 'delete':
+        c.deleteForward();
+        this.composerEdited();
+        return;
+      case 'escape':
+        if (this.pickerOpen()) this.pickerDismissed = true;
+        else this.clearComposer();
+        return;
+      default:
+        return;
+    }
+  }
+
+  private ctrlKey(letter: string): Promise<void> | undefined {
+    const c = this.composer;
+    const before = c.imageNumbers().length;
+    switch (letter) {
+      case 'c':
+        this.ctrlC();
+        break;
+      case 'j':
+        c.newline();
+        this.composerEdited();
+        break;
+      case 'v':
+        return this.pasteImage();
+      case 'w':
+        c.deleteWordBack();
+        this.composerEdited();
+        break;
+      case 'a':
+        c.home();
+        break;
+      case 'e':
+        c.end();
+        break;
+      case 'u':
+        c.deleteToLineStart();
+        this.composerEdited();
+        break;
+      case 'k':
+        c.deleteToLineEnd();
+        this.composerEdited();
+        break;
+      case 'd':
+        c.deleteForward();
+        this.composerEdited();
+        break;
+      case 'l':
+        this.painter.invalidate();
+        break;
+      default:
+        break;
+    }
+    if (c.imageNumbers().length !== before) this.intents.imagesChanged?.(c.imageNumbers());
+    return undefined;
+  }
+
+  /** Ctrl+V: the host reserves the number, reads and attaches; the marker lands at the cursor. */
+  private async pasteImage(): Promise<void> {
+    this.notice('Reading the clipboard…');
+    const result = await this.intents.pasteImage();
+    if ('number' in result) {
+      this.noticeText = undefined;
+      this.composer.insertImage(result.number);
+      this.composerEdited();
+      this.intents.imagesChanged?.(this.composer.imageNumbers());
+    } else this.notice(result.error, 'error');
+  }
+
+  private enter(): void {
+    const c = this.composer;
+    if (this.pickerOpen() && this.picker.acceptsOnEnter(c.text)) {
+      this.acceptPick();
+      return;
+    }
+    if (c.takeTrailingBackslash()) {
+      c.newline();
+      this.composerEdited();
+      return;
+    }
+    const { text, spans } = c.value();
+    if (text.trim() !== '' && spans.length === 0) this.remember(text);
+    // The submit takes the attached images along: they are not deleted drafts (IMG-7).
+    this.clearComposer(false);
+    this.transcript.scrollToBottom();
+    this.intents.submit(text, spans);
+  }
+
+  private remember(text: string): void {
+    if (this.history.at(-1) !== text) this.history.push(text);
+    if (this.history.length > HISTORY_LIMIT) this.history.shift();
+    this.intents.remember?.(text);
+  }
+
+  private browseHistory(dir: -1 | 1): void {
+    if (this.history.length === 0) return;
+    if (this.historyIndex === undefined) {
+      if (dir === 1) return;
+      this.draft = this.composer.snapshot();
+      this.historyIndex = this.history.length - 1;
+    } else {
+      const next = this.historyIndex + dir;
+      if (next < 0) return;
+      if (next >= this.history.length) {
+        this.historyIndex = undefined;
+        if (this.draft) this.composer.restore(this.draft);
+        this.draft = undefined;
+        this.afterEdit();
+        return;
+      }
+      this.historyIndex = next;
+    }
+    this.composer.setText(this.history[this.historyIndex] as string);
+    this.afterEdit();
+  }
+
+  private clearComposer(reportImages = true): void {
+    const had = reportImages && this.composer.imageNumbers().length > 0;
+    this.composer.clear();
+    this.historyIndex = undefined;
+    this.draft = undefined;
+    this.afterEdit();
+    if (had) this.intents.imagesChanged?.([]);
+  }
+
+  private composerEdited(): void {
+    this.historyIndex = undefined;
+    this.afterEdit();
+  }
+
+  private afterEdit(): void {
+    this.pickerDismissed = false;
+    this.picker.update(this.composer.text);
+  }
+
+  private pickerOpen(): boolean {
+    return this.picker.open && !this.pickerDismissed;
+  }
+
+  private acceptPick(): void {
+    const pick = this.picker.selection;
+    if (!pick) return;
+    this.composer.setText(pick.insert);
+    this.afterEdit();
+  }
+
+  private composerWidth(): number {
+    return Math.max(4, this.width() - this.promptPrefix().reduce((w, s) => w + s.text.length, 0));
+  }
+
+  private promptPrefix(): Span[] {
+    const plan = this.status.mode === 'plan';
+    return [
+      { text: plan ? 'Plan' : 'Work', style: plan ? theme.plan : theme.work },
+      { text: ' › ', style: theme.muted },
+    ];
+  }
+
+  // ---- frames ----------------------------------------------------------------------------
+
+  /** Schedules a frame; `urgent` paints on the next turn of the event loop (keys). */
+  requestFrame(urgent = false): void {
+    if (!this.running || (this.frameTimer && !urgent)) return;
+    const now = this.now();
+    const due = urgent ? now : Math.max(now, this.lastFrameAt + FRAME_MS);
+    if (this.frameTimer) {
+      if (due >= this.frameDue) return;
+      clearTimeout(this.frameTimer);
+    }
+    this.frameDue = due;
+    this.frameTimer = setTimeout(() => {
+      this.frameTimer = undefined;
+      this.render();
+    }, due - now);
+  }
+
+  private lastViewport = 1;
+
+  /** Composes and paints one frame now. */
+  render(): void {
+    if (!this.running) return;
+    const now = this.now();
+    this.lastFrameAt = now;
+    const { cols, rows } = this.host.size();
+    this.painter.paint(this.compose(cols, rows, now), cols, rows);
+    this.frames++;
+    this.updateTicker();
+  }
+
+  private needsTicker(): boolean {
+    if (this.progress) return true;
+    const entry = this.sideEntries[this.sideIndex];
+    return (
+      this.sideOpen &&
+      entry !== undefined &&
+      (entry.state === 'waiting' || entry.state === 'thinking' || entry.state === 'streaming')
+    );
+  }
+
+  private updateTicker(): void {
+    if (this.needsTicker()) {
+      this.ticker ??= setInterval(() => this.requestFrame(), SPINNER_MS);
+    } else this.stopTicker();
+  }
+
+  private stopTicker(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
+  }
+
+  /** The whole frame, top to bottom (TUI-1). */
+  compose(cols: number, rows: number, now: number): Frame {
+    if (tooSmall(cols, rows)) return { rows: renderResizeNotice(cols, rows) };
+    const width = Math.max(1, cols - 1);
+    const bottom: string[] = [];
+    // Composer (bottom), with the Plan/Work prompt prefix.
+    const prefix = this.promptPrefix();
+    const prefixWidth = spansWidth(prefix);
+    const layout = this.composer.layout(Math.max(4, width - prefixWidth));
+    const maxComposer = Math.min(COMPOSER_MAX_ROWS, Math.max(1, Math.floor(rows / 4)));
+    const firstShown = Math.max(0, Math.min(layout.cursorRow - maxComposer + 1, layout.rows.length - maxComposer));
+    const shownRows = layout.rows.slice(firstShown, firstShown + maxComposer);
+    const indent: Span = { text: ' '.repeat(prefixWidth) };
+    const composerRows = shownRows.map((spans, i) =>
+      paintRow(i === 0 && firstShown === 0 ? [...prefix, ...spans] : [indent, ...spans]),
+    );
+    if (this.composer.isEmpty)
+      composerRows[0] = paintRow([...prefix, { text: 'Type a message, / for commands', style: theme.muted }]);
+    const above: string[] = [];
+    const overlayRoom = Math.max(3, Math.floor(rows * 0.6));
+    if (this.approval) above.push(...renderApproval(this.approval, width, overlayRoom));
+    else if (this.question) above.push(...this.question.render(width, overlayRoom));
+    else if (this.pickerOpen()) above.push(...this.picker.render(width));
+    if (this.sideOpen)
+      above.push(...renderSidePanel(this.sideEntries, this.sideIndex, width, Math.max(4, Math.floor(rows * 0.4)), now));
+    above.push(...renderQueuePanel(this.queue, width));
+    const todos = renderTodosBar(this.todos, width);
+    if (todos) above.push(todos);
+    if (this.noticeText)
+      above.push(...wrapSpans([{ text: this.noticeText.text, style: this.noticeText.style }], { width }).slice(0, 2));
+    if (this.progress) above.push(renderProgress(this.progress, now));
+    bottom.push(...above, renderStatusBar(this.status, cols, this.home), ...composerRows);
+    const viewport = Math.max(1, rows - bottom.length);
+    this.lastViewport = viewport;
+    const transcriptRows = this.transcript.visible(width, viewport);
+    const frameRows = [...transcriptRows];
+    while (frameRows.length < viewport) frameRows.push('');
+    if (this.transcript.scrolledBack)
+      frameRows[viewport - 1] = paint('  ↓ more below · PageDown or wheel to follow', theme.muted);
+    frameRows.push(...bottom.slice(Math.max(0, bottom.length - rows)));
+    const overlayOwnsKeys = this.approval !== undefined || this.question !== undefined || this.sideOpen;
+    const cursor = overlayOwnsKeys
+      ? undefined
+      : {
+          row: rows - composerRows.length + (layout.cursorRow - firstShown),
+          col: Math.min(cols - 1, prefixWidth + layout.cursorCol),
+        };
+    return { rows: frameRows, cursor };
+  }
+}
+
+function paintRow(spans: readonly Span[]): string {
+  let out = '';
+  for (const s of spans) out += paint(s.text, s.style);
+  return out;
+}

@@ -1,0 +1,287 @@
+/**
+ * Transcript entries: what the transcript shows, each laying itself out per width and caching
+ * the result, so a frame only touches the entries it shows.
+ */
+import { renderMarkdown } from './markdown.js';
+import { MarkdownStream } from './markdown-stream.js';
+import { PlainStream } from './plain-stream.js';
+import { arrayRows, type Rows } from './rows.js';
+import { sanitize, sanitizeToolBody } from './sanitize.js';
+import { paint, type Style, theme } from './style.js';
+import { type Span, truncate, wrapHard, wrapSpans } from './wrap.js';
+
+export interface TranscriptEntry {
+  rows(width: number): Rows;
+  /** Drops cached layouts (the Markdown lexer arrived). */
+  invalidate?(): void;
+}
+
+/** An entry laid out once per width. */
+abstract class CachedEntry implements TranscriptEntry {
+  private width = -1;
+  private cache: Rows | undefined;
+
+  rows(width: number): Rows {
+    if (width !== this.width || !this.cache) {
+      this.width = width;
+      this.cache = arrayRows(this.layout(width));
+    }
+    return this.cache;
+  }
+
+  invalidate(): void {
+    this.cache = undefined;
+  }
+
+  protected abstract layout(width: number): string[];
+}
+
+/** A range of `[Image #N]` in a user message, painted in the marker colour. */
+export interface MarkerRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** What the user sent (or what joined a turn as a follow-up). */
+export class UserEntry extends CachedEntry {
+  constructor(
+    readonly text: string,
+    private readonly markers: readonly MarkerRange[] = [],
+  ) {
+    super();
+  }
+
+  protected layout(width: number): string[] {
+    const bar: Span = { text: '▌ ', style: theme.user };
+    const spans: Span[] = [];
+    let at = 0;
+    for (const m of [...this.markers].sort((a, b) => a.start - b.start)) {
+      if (m.start > at) spans.push({ text: sanitize(this.text.slice(at, m.start)) });
+      spans.push({ text: this.text.slice(m.start, m.end), style: theme.marker });
+      at = m.end;
+    }
+    spans.push({ text: sanitize(this.text.slice(at)) });
+    return wrapSpans(spans, { width, firstPrefix: [bar], restPrefix: [bar] });
+  }
+}
+
+/** Assistant text: streamed Markdown while it arrives, laid out in one piece once finished. */
+export class AssistantEntry implements TranscriptEntry {
+  private stream: MarkdownStream | undefined = new MarkdownStream();
+  private finished: { text: string; width: number; rows: Rows } | undefined;
+  private finalText = '';
+
+  append(delta: string): void {
+    this.stream?.append(delta);
+  }
+
+  get text(): string {
+    return this.stream?.text ?? this.finalText;
+  }
+
+  get streaming(): boolean {
+    return this.stream !== undefined;
+  }
+
+  finish(): void {
+    if (!this.stream) return;
+    this.finalText = this.stream.text;
+    this.stream = undefined;
+  }
+
+  /** A finished message (replay): laid out only when it is first shown. */
+  static of(text: string): AssistantEntry {
+    const entry = new AssistantEntry();
+    entry.stream = undefined;
+    entry.finalText = text;
+    return entry;
+  }
+
+  rows(width: number): Rows {
+    if (this.stream) return this.stream.rows(width);
+    if (!this.finished || this.finished.width !== width) {
+      this.finished = { text: this.finalText, width, rows: arrayRows(renderMarkdown(this.finalText, width)) };
+    }
+    return this.finished.rows;
+  }
+
+  invalidate(): void {
+    this.finished = undefined;
+    if (this.stream) {
+      const text = this.stream.text;
+      this.stream = new MarkdownStream();
+      this.stream.append(text);
+    }
+  }
+}
+
+/** The model's reasoning, dim under a `Thinking` label. */
+export class ReasoningEntry implements TranscriptEntry {
+  private readonly stream = new PlainStream(theme.muted, [{ text: '┆ ', style: theme.border }]);
+
+  append(delta: string): void {
+    this.stream.append(delta);
+  }
+
+  get text(): string {
+    return this.stream.text;
+  }
+
+  rows(width: number): Rows {
+    const body = this.stream.rows(width);
+    const label = paint('Thinking', theme.dim);
+    return { count: body.count + 1, row: (i) => (i === 0 ? label : body.row(i - 1)) };
+  }
+}
+
+export type Tone = 'note' | 'error' | 'notice' | 'success';
+
+const TONES: Record<Tone, Style> = { note: theme.muted, error: theme.error, notice: theme.warn, success: theme.success };
+
+/** One line or a few of operator information: notes, errors, the retry notice. */
+export class NoteEntry extends CachedEntry {
+  constructor(
+    readonly text: string,
+    readonly tone: Tone = 'note',
+  ) {
+    super();
+  }
+
+  protected layout(width: number): string[] {
+    const style = TONES[this.tone];
+    const mark: Span = { text: this.tone === 'error' ? '✗ ' : '· ', style };
+    return wrapSpans([{ text: sanitize(this.text), style }], { width, firstPrefix: [mark], restPrefix: [{ text: '  ' }] });
+  }
+}
+
+/** A command's report (`/status`, `/help`): a titled, preformatted panel. */
+export class PanelEntry extends CachedEntry {
+  constructor(
+    readonly title: string | undefined,
+    readonly text: string,
+  ) {
+    super();
+  }
+
+  protected layout(width: number): string[] {
+    const bar: Span = { text: '│ ', style: theme.border };
+    const rows: string[] = [];
+    if (this.title) rows.push(...wrapSpans([{ text: this.title, style: theme.accentBold }], { width, firstPrefix: [bar] }));
+    for (const line of sanitize(this.text).split('\n')) rows.push(...wrapHard([{ text: line }], width, [bar]));
+    return rows;
+  }
+}
+
+export type ToolStatus = 'pending' | 'running' | 'done' | 'failed' | 'denied';
+
+/** The values of a tool card (TUI-2): a one-line summary, a capped diff, output and result. */
+export interface ToolCardData {
+  /** The tool name as called (`write`); shown in Title Case. */
+  readonly name: string;
+  /** The one-line summary (path, command, pattern). */
+  readonly summary: string;
+  /** `edit`/`write`: `+`/`-` lines. */
+  readonly diff?: readonly string[] | undefined;
+}
+
+export const DIFF_MAX_ROWS = 12;
+export const OUTPUT_TAIL_ROWS = 6;
+
+export function titleCase(name: string): string {
+  return name
+    .split(/[_\-\s]+/)
+    .filter(Boolean)
+    .map((w) => (w[0] as string).toUpperCase() + w.slice(1))
+    .join(' ');
+}
+
+export class ToolEntry implements TranscriptEntry {
+  private status: ToolStatus = 'pending';
+  private output = new PlainStream(theme.muted, [{ text: '  │ ', style: theme.border }]);
+  private resultText: string | undefined;
+  private width = -1;
+  private head: string[] | undefined;
+
+  constructor(readonly data: ToolCardData) {}
+
+  setStatus(status: ToolStatus): void {
+    if (status === this.status) return;
+    this.status = status;
+    this.head = undefined;
+  }
+
+  get state(): ToolStatus {
+    return this.status;
+  }
+
+  appendOutput(chunk: string): void {
+    this.output.append(sanitizeToolBody(chunk));
+  }
+
+  /** The result line(s) shown under the card (an error, a bash tail). */
+  setResult(text: string | undefined): void {
+    this.resultText = text;
+    this.head = undefined;
+  }
+
+  invalidate(): void {
+    this.head = undefined;
+  }
+
+  rows(width: number): Rows {
+    if (!this.head || width !== this.width) {
+      this.width = width;
+      this.head = this.layoutHead(width);
+    }
+    const head = this.head;
+    if (this.status !== 'running') return arrayRows(head);
+    // While it runs: the last few rows of its output.
+    const out = this.output.rows(width);
+    const from = Math.max(0, out.count - OUTPUT_TAIL_ROWS);
+    const shown = out.count - from;
+    return { count: head.length + shown, row: (i) => (i < head.length ? (head[i] as string) : out.row(from + i - head.length)) };
+  }
+
+  private layoutHead(width: number): string[] {
+    const { dot, style } = STATUS_MARK[this.status];
+    const name = titleCase(this.data.name);
+    const rows = wrapSpans(
+      [
+        { text: name, style: theme.bold },
+        { text: ' ' },
+        { text: truncate(sanitize(this.data.summary).replace(/\n/g, ' '), Math.max(10, width - name.length - 4)) },
+        ...(this.status === 'denied' ? [{ text: '  Denied', style: theme.error }] : []),
+      ],
+      { width, firstPrefix: [{ text: `${dot} `, style }], restPrefix: [{ text: '  ' }] },
+    );
+    const diff = this.data.diff ?? [];
+    const pad: Span = { text: '  │ ', style: theme.border };
+    for (const line of diff.slice(0, DIFF_MAX_ROWS)) {
+      const tone = line.startsWith('+') ? theme.added : line.startsWith('-') ? theme.removed : theme.muted;
+      rows.push(...wrapHard([{ text: truncate(line, width * 2), style: tone }], width, [pad]).slice(0, 2));
+    }
+    if (diff.length > DIFF_MAX_ROWS) {
+      rows.push(
+        ...wrapSpans([{ text: `… ${diff.length - DIFF_MAX_ROWS} more lines`, style: theme.muted }], {
+          width,
+          firstPrefix: [pad],
+        }),
+      );
+    }
+    if (this.resultText) {
+      const tone = this.status === 'failed' ? theme.error : theme.muted;
+      for (const line of sanitizeToolBody(this.resultText).split('\n').slice(0, 8)) {
+        rows.push(...wrapSpans([{ text: line, style: tone }], { width, firstPrefix: [pad], restPrefix: [pad] }));
+      }
+    }
+    return rows;
+  }
+}
+
+const STATUS_MARK: Record<ToolStatus, { dot: string; style: Style }> = {
+  pending: { dot: '○', style: theme.muted },
+  running: { dot: '●', style: theme.warn },
+  done: { dot: '●', style: theme.success },
+  failed: { dot: '●', style: theme.error },
+  denied: { dot: '●', style: theme.error },
+};

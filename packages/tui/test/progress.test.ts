@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { stripAnsi } from '../src/ansi.js';
+import { formatElapsed, progressCaption, renderProgress, SPINNER } from '../src/progress.js';
+import { formatTokens, renderStatusBar } from '../src/status-bar.js';
+import { STATUS } from './helpers.js';
+
+describe('progress row (TUI-4)', () => {
+  it('TUI-4 captions in Title Case', () => {
+    const kinds = ['waiting', 'thinking', 'writing', 'running', 'approval', 'compacting'] as const;
+    expect(kinds.map((kind) => progressCaption({ kind, since: 0 }, 0))).toEqual([
+      'Waiting For Model',
+      'Thinking',
+      'Writing',
+      'Running Command',
+      'Awaiting Approval',
+      'Compacting',
+    ]);
+  });
+
+  it('RETRY-4 the retry caption counts the remaining wait down from dueAt', () => {
+    const view = { kind: 'retrying', since: 0, dueAt: 2500, attempt: 1 } as const;
+    expect(progressCaption(view, 0)).toBe('Retrying In 3s (Attempt 1)');
+    expect(progressCaption(view, 600)).toBe('Retrying In 2s (Attempt 1)');
+    expect(progressCaption(view, 1600)).toBe('Retrying In 1s (Attempt 1)');
+    expect(progressCaption(view, 3000)).toBe('Retrying In 0s (Attempt 1)');
+  });
+
+  it('TUI-4 a one-cell spinner, the caption and the elapsed time', () => {
+    const row = stripAnsi(renderProgress({ kind: 'thinking', since: 1000 }, 77_000));
+    expect(row).toMatch(/^. Thinking · 1m16s$/);
+    expect(SPINNER).toContain(row[0]);
+    expect(formatElapsed(5_400)).toBe('5s');
+    expect(formatElapsed(138_000)).toBe('2m18s');
+  });
+});
+
+describe('status bar (TUI-3)', () => {
+  it('TUI-3 mode, approval, model, workspace, CTX, IN/OUT and the queued count', () => {
+    const row = stripAnsi(renderStatusBar({ ...STATUS, queued: 2 }, 120, '/home/me'));
+    expect(row).toMatch(/^ Work │ Default │ fake\/fake-model │ ~\/project │ CTX 12% │ IN 1.2k │ OUT 56 │ 2 Queued\s+$/);
+    expect(row.length).toBe(119);
+  });
+
+  it('TUI-3 shortens the workspace first when the row is narrow', () => {
+    const row = stripAnsi(renderStatusBar({ ...STATUS, workspace: '/a/very/long/path/to/the/workspace/folder' }, 80));
+    expect(row).toContain('CTX 12% │ IN 1.2k │ OUT 56');
+    expect(row).toContain('…');
+    expect(row.length).toBeLessThanOrEqual(79);
+  });
+
+  it('formats token counts', () => {
+    expect([950, 1234, 34_000, 1_500_000].map(formatTokens)).toEqual(['950', '1.2k', '34k', '1.5M']);
+  });
+});
