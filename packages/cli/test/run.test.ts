@@ -347,7 +347,11 @@ describe('a scripted coding session through crystal run', () => {
     expect(result.code).toBe(0);
     expect(readFileSync(join(ws, 'math.js'), 'utf8')).toBe('export const add = (a, b) => a + b;\n');
     const out = JSON.parse(result.stdout);
-    expect(out.toolCalls.map((c: { name: string; status: string }) => `${c.name}:${c.status}`)).toEqual(['read:success', 'edit:success', 'bash:success']);
+    expect(out.toolCalls.map((c: { name: string; status: string }) => `${c.name}:${c.status}`)).toEqual([
+      'read:success',
+      'edit:success',
+      'bash:success',
+    ]);
     const last = (fake.requests[3]?.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
     expect(last?.content).toContain('1 passed');
     const readResult = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
@@ -362,10 +366,14 @@ describe('a scripted coding session through crystal run', () => {
       { toolCalls: [{ id: 'e1', name: 'edit', arguments: { path: 'math.js', old_string: 'a - b', new_string: 'a + b' } }] },
       { text: 'I was not allowed to edit.' },
     ]);
-    const result = await runCrystal(['run', '--format', 'json', '--approval', 'default', '-w', ws, 'fix add'], { home: home.path });
+    const result = await runCrystal(['run', '--format', 'json', '--approval', 'default', '-w', ws, 'fix add'], {
+      home: home.path,
+    });
     expect(result.code).toBe(4);
     expect(readFileSync(join(ws, 'math.js'), 'utf8')).toBe('export const add = (a, b) => a - b;\n');
     const denial = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
-    expect(denial?.content).toContain('The user declined this action. Do not retry the same call. Change the approach or ask the user.');
+    expect(denial?.content).toContain(
+      'The user declined this action. Do not retry the same call. Change the approach or ask the user.',
+    );
   });
 });

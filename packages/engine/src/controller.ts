@@ -212,7 +212,7 @@ export class SessionController {
   /** The operator's answer to an approval card (Y/S/A/N in the terminal, buttons on the Web page). */
   answerApproval(id: number, answer: ApprovalAnswer): boolean {
     const pending = this.approvals.get(id);
-    if (!pending || !pending.prompt.choices.includes(answer)) return false;
+    if (!pending?.prompt.choices.includes(answer)) return false;
     this.approvals.delete(id);
     this.emit({ type: 'approval-resolved', id, answer });
     pending.resolve(answer);
