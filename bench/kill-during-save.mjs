@@ -28,10 +28,15 @@ function runUntilKilled(delayMs) {
     const proc = spawn(process.execPath, [child, home, home, sessionId], { stdio: ['ignore', 'pipe', 'pipe'] });
     let doneHere = 0;
     let stderr = '';
+    let candidate = '';
     proc.stdout.setEncoding('utf8').on('data', (chunk) => {
       for (const line of chunk.split('\n')) {
-        if (line.startsWith('session ')) sessionId = line.slice(8);
-        if (line.startsWith('done ')) doneHere++;
+        if (line.startsWith('session ')) candidate = line.slice(8);
+        if (line.startsWith('done ')) {
+          doneHere++;
+          // A session exists on disk once its first turn has saved; a kill before that leaves none.
+          sessionId = candidate;
+        }
       }
     });
     proc.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));

@@ -208,7 +208,7 @@ describe('ripgrep and the walker agree', () => {
     const { ws } = fixture();
     const rg = findRipgrep() as string;
     for (const path of ['.', 'sub', 'a']) {
-      const scope = searchScope(ws, path);
+      const scope = await searchScope(ws, path);
       const viaRg: string[] = [];
       for await (const file of ripgrepFiles(scope, rg, undefined)) viaRg.push(file.rel);
       const viaWalker: string[] = [];
@@ -240,7 +240,7 @@ describe('ripgrep and the walker agree', () => {
 
   it('TOOLS-2 a pattern ripgrep cannot compile makes the ripgrep path throw, so grep falls back to the walker', async () => {
     const { ws } = fixture();
-    const scope = searchScope(ws, '.');
+    const scope = await searchScope(ws, '.');
     const run = async () => {
       for await (const _ of ripgrepMatches(scope, compilePattern('(a)\\1'), undefined, findRipgrep() as string)) {
         // nothing

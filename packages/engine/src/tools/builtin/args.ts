@@ -8,8 +8,6 @@ import { ToolFailure } from './failure.js';
 
 z.config(en());
 
-export { z };
-
 interface Issue {
   readonly code?: string;
   readonly message: string;

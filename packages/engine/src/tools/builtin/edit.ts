@@ -7,7 +7,8 @@
 import { promises as fs } from 'node:fs';
 import type { ToolDefinition } from '@crystal/core';
 import { resolvePath } from '../fence.js';
-import { parseArgs, z } from './args.js';
+import { parseArgs } from './args.js';
+import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import { diffPreview, writeKeepingMode } from './file-write.js';
 import type { ToolHost } from './host.js';
@@ -67,7 +68,7 @@ export function editTool(host: ToolHost): ToolDefinition {
       await writeKeepingMode(verdict.real, bom + after, stat.mode);
       const status =
         `Edited ${verdict.display}.` + (args.replace_all ? `\nReplaced ${count} occurrence${count === 1 ? '' : 's'}.` : '');
-      return capOutput(`${status}\n${diffPreview(verdict.display, before, after)}`);
+      return capOutput(`${status}\n${await diffPreview(verdict.display, before, after)}`);
     },
   };
 }

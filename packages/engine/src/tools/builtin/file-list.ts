@@ -2,7 +2,8 @@
  * The files under a search scope, through ripgrep or the built-in walker, in the same order and
  * with the same rules either way (see walker.ts and ripgrep.ts).
  */
-import picomatch from 'picomatch';
+type Picomatch = typeof import('picomatch');
+let picomatchModule: Picomatch | undefined;
 import { commonArgs, ripgrepLineBatches } from './ripgrep.js';
 import { absoluteOf, type SearchScope, type WalkedFile, walkerAccepts, walkFileBatches } from './walker.js';
 
@@ -14,9 +15,11 @@ export interface PathFilter {
   readonly basenameOnly: boolean;
 }
 
-export function pathFilter(pattern: string): PathFilter {
+/** `picomatch` is loaded when the first filter is made, not at start-up. */
+export async function pathFilter(pattern: string): Promise<PathFilter> {
+  picomatchModule ??= ((await import('picomatch')) as unknown as { default: Picomatch }).default;
   const clean = pattern.replace(/^\.\//, '').replace(/^\/+/, '');
-  const isMatch = picomatch(clean, { dot: true });
+  const isMatch = picomatchModule(clean, { dot: true });
   const basenameOnly = !clean.includes('/');
   return {
     pattern: clean,

@@ -1,7 +1,6 @@
 /** What `write` and `edit` share: an atomic write that keeps the file's mode, and a capped diff. */
 import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
-import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '../../atomic-write.js';
 
 export const DIFF_MAX_LINES = 60;
@@ -22,7 +21,9 @@ export async function writeKeepingMode(path: string, data: string, existingMode:
 }
 
 /** A unified diff of the change, at most 60 lines, for the surfaces to show under the status line. */
-export function diffPreview(display: string, before: string, after: string): string {
+export async function diffPreview(display: string, before: string, after: string): Promise<string> {
+  // Loaded on first use: `crystal run` and the terminal start without it (bench/run-stream.mjs).
+  const { createTwoFilesPatch } = await import('diff');
   const patch = createTwoFilesPatch(`a/${display}`, `b/${display}`, before, after, undefined, undefined, {
     context: 3,
     timeout: 500,

@@ -1,6 +1,7 @@
 /** `glob` (TOOLS-2): files whose path matches a pattern, up to 1,000 per page, through rg or the walker. */
 import type { ToolDefinition } from '@crystal/core';
-import { optionalNonNegativeInt, parseArgs, z } from './args.js';
+import { optionalNonNegativeInt, parseArgs } from './args.js';
+import * as z from 'zod/mini';
 import { listFileBatches, pathFilter } from './file-list.js';
 import type { ToolHost } from './host.js';
 import { capOutput } from './output-cap.js';
@@ -33,9 +34,9 @@ export function globTool(host: ToolHost): ToolDefinition {
     },
     async execute(input, { signal }) {
       const args = parseArgs('glob', schema, input);
-      const scope = searchScope(host.workspace, args.path);
+      const scope = await searchScope(host.workspace, args.path);
       const offset = args.offset ?? 0;
-      const filter = pathFilter(args.pattern);
+      const filter = await pathFilter(args.pattern);
       const files = listFileBatches(scope, ripgrepFor(host.rgPath), filter, signal);
       const page = await pageOfBatches(files, offset, args.limit ?? PAGE_MAX);
       if (page.total === 0) return `No files match '${args.pattern}'.`;

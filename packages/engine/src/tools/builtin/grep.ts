@@ -10,7 +10,8 @@
 import { promises as fs, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
-import { parseArgs, z } from './args.js';
+import { parseArgs } from './args.js';
+import * as z from 'zod/mini';
 import { type PathFilter, pathFilter } from './file-list.js';
 import type { ToolHost } from './host.js';
 import { capOutput, cutAt } from './output-cap.js';
@@ -56,8 +57,8 @@ export function grepTool(host: ToolHost): ToolDefinition {
     async execute(input, { signal }) {
       const args = parseArgs('grep', schema, input);
       const compiled = compilePattern(args.pattern);
-      const scope = searchScope(host.workspace, args.path);
-      const filter = args.glob === undefined ? undefined : pathFilter(args.glob);
+      const scope = await searchScope(host.workspace, args.path);
+      const filter = args.glob === undefined ? undefined : await pathFilter(args.glob);
       const lines: string[] = [];
       let truncated = false;
       for await (const match of searchMatches(scope, compiled, filter, ripgrepFor(host.rgPath), signal)) {

@@ -7,7 +7,8 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
 import { isCredentialPath } from '../fence.js';
-import { optionalNonNegativeInt, parseArgs, z } from './args.js';
+import { optionalNonNegativeInt, parseArgs } from './args.js';
+import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import type { ToolHost } from './host.js';
 import { capOutput } from './output-cap.js';
@@ -36,7 +37,7 @@ export function listTool(host: ToolHost): ToolDefinition {
     },
     async execute(input) {
       const args = parseArgs('list', schema, input);
-      const scope = searchScope(host.workspace, args.path);
+      const scope = await searchScope(host.workspace, args.path);
       if (scope.kind === 'file') throw new ToolFailure(`${scope.display} is a file, not a folder; use read to see it.`);
       const entries = await entriesOf(scope.root);
       const offset = args.offset ?? 0;

@@ -4,7 +4,8 @@
  * sees: `The user dismissed the question.`
  */
 import type { ToolDefinition } from '@crystal/core';
-import { parseArgs, z } from './args.js';
+import { parseArgs } from './args.js';
+import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import type { Question, ToolHost } from './host.js';
 

@@ -3,7 +3,8 @@
  * session, not to the mode: Plan writes plan steps as pending todos, Work works through them.
  */
 import type { ToolDefinition } from '@crystal/core';
-import { parseArgs, z } from './args.js';
+import { parseArgs } from './args.js';
+import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import type { ToolHost } from './host.js';
 

@@ -9,7 +9,7 @@
  */
 import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
-import ignore, { type Ignore } from 'ignore';
+import type { Ignore } from 'ignore';
 import { isCredentialName, isCredentialPath, resolvePath } from '../fence.js';
 import { ToolFailure } from './failure.js';
 
@@ -52,7 +52,17 @@ export interface SearchScope {
 }
 
 /** Resolves the `path` argument of list, glob and grep through the fence. */
-export function searchScope(workspace: string, path: string | undefined): SearchScope {
+type IgnoreFactory = (options?: { allowRelativePaths?: boolean }) => Ignore;
+let ignoreFactory: IgnoreFactory | undefined;
+
+/** `ignore` is loaded when the first search runs, not at start-up. */
+async function loadIgnore(): Promise<IgnoreFactory> {
+  ignoreFactory ??= ((await import('ignore')) as unknown as { default: IgnoreFactory }).default;
+  return ignoreFactory;
+}
+
+export async function searchScope(workspace: string, path: string | undefined): Promise<SearchScope> {
+  await loadIgnore();
   const verdict = resolvePath(workspace, path ?? '.');
   if (verdict.credential) throw new ToolFailure(`${verdict.display} is a credentials path; it is not searched or listed.`);
   let kind: 'dir' | 'file';
@@ -157,7 +167,7 @@ export class GitignoreRules {
       rules = null;
       try {
         const text = readFileSync(join(dir, '.gitignore'), 'utf8');
-        rules = ignore({ allowRelativePaths: true }).add(text);
+        rules = (ignoreFactory as IgnoreFactory)({ allowRelativePaths: true }).add(text);
       } catch {
         // No .gitignore here.
       }

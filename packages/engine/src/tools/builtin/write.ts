@@ -6,7 +6,8 @@
 import { promises as fs } from 'node:fs';
 import type { ToolDefinition } from '@crystal/core';
 import { resolvePath } from '../fence.js';
-import { parseArgs, z } from './args.js';
+import { parseArgs } from './args.js';
+import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import { diffPreview, writeKeepingMode } from './file-write.js';
 import type { ToolHost } from './host.js';
@@ -51,7 +52,7 @@ export function writeTool(host: ToolHost): ToolDefinition {
           ? '(the old file is too large to diff)'
           : before?.includes(0)
             ? '(a binary file was replaced)'
-            : diffPreview(verdict.display, before?.toString('utf8') ?? '', args.contents);
+            : await diffPreview(verdict.display, before?.toString('utf8') ?? '', args.contents);
       return capOutput(`${status}\n${diff}`);
     },
   };
