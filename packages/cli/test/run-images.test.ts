@@ -191,3 +191,31 @@ describe('image tools in a turn', () => {
     expect(names).toContain('read');
   });
 });
+
+describe('an image the provider refuses', () => {
+  it('IMG-1 is replaced by its marker text with one note, and the round is sent once more instead of failing the session', async () => {
+    fake = await FakeProvider.start({
+      wire: 'anthropic',
+      replies: [
+        {
+          error: {
+            status: 400,
+            body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content.1.image.source.base64.data: Could not process image' } },
+          },
+        },
+        { text: 'I could not see the image, but here is my answer.' },
+        { text: 'a later turn works too' },
+      ],
+    });
+    home = tempHome(imageConfig('anthropic'));
+    const first = await runCrystal(['run', '--format', 'json', '--image', join(dir, 'a.png'), 'look'], { home: home.path });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain('refused [Image #1]');
+    expect(imagesInBody(fake.requests[0]?.body)).toHaveLength(1);
+    expect(imagesInBody(fake.requests[1]?.body)).toHaveLength(0);
+    expect(JSON.stringify(fake.requests[1]?.body)).toContain('[Image #1]');
+    const id = JSON.parse(first.stdout).sessionId;
+    const later = await runCrystal(['run', '--format', 'json', '--resume', id, 'next'], { home: home.path });
+    expect(later.code).toBe(0);
+  });
+});

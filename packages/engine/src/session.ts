@@ -14,6 +14,7 @@ import {
   ToolExecutor,
   type ParsedToolCall,
   parseToolCall,
+  type ProviderError,
   type ToolExceptionMapper,
   type ToolResultContent,
   type ToolResultPart,
@@ -370,6 +371,7 @@ export class Session {
           prepareMessages: (messages) => this.prepareMessages(messages),
           ...(resumeBatch ? { resumeBatch } : {}),
           adoptToolResults: (results) => this.adoptToolResults(results),
+          onRoundRefused: async (error) => this.refuseImages(error),
           compactBeforeRound: async (lastReported, signal) => {
             const result = await this.runCompaction(false, lastReported, signal);
             return result?.outcome === 'exhausted' ? 'overflow' : 'fits';
@@ -601,10 +603,14 @@ export class Session {
    * with one note per image.
    */
   private async prepareMessages(messages: ChatMessage[]): Promise<ChatMessage[]> {
+    // The images of the previous request were taken, since this round follows a successful one.
+    for (const n of this.lastRequestImages) this.acceptedImages.add(n);
+    this.lastRequestImages = new Set();
     if (!this.imageInput) return projectMessages(messages, undefined);
-    const numbers = referencedImageNumbers(messages);
+    const numbers = new Set([...referencedImageNumbers(messages)].filter((n) => !this.refusedImages.has(n)));
     if (numbers.size === 0) return projectMessages(messages, new Map());
     const { images, unavailable } = await this.attachments.imagesForRequest(numbers, this.protocol);
+    for (const n of images.keys()) this.lastRequestImages.add(n);
     for (const missing of unavailable) {
       if (this.reportedUnavailable.has(missing.number)) continue;
       this.reportedUnavailable.add(missing.number);
@@ -614,6 +620,10 @@ export class Session {
   }
 
   readonly reportedUnavailable = new Set<number>();
+  /** Images in the last request, images a provider has taken, and images it refused. */
+  private lastRequestImages = new Set<number>();
+  private readonly acceptedImages = new Set<number>();
+  private readonly refusedImages = new Set<number>();
   private readonly meter = new ContextMeter();
 
   private get protocol(): import('@crystal/providers').Protocol {
@@ -666,6 +676,25 @@ export class Session {
       }
     }
     return out;
+  }
+
+  /**
+   * Images never poison a session: when the provider refuses a request that carried images it
+   * had not taken before, those images are left out from now on (their markers stay as text),
+   * the operator gets a note, and the round runs once more.
+   */
+  private async refuseImages(error: ProviderError): Promise<boolean> {
+    if (!/image/i.test(error.message) || !['bad_request', 'invalid_prompt', 'unsupported', 'unknown'].includes(error.kind)) return false;
+    const fresh = [...this.lastRequestImages].filter((n) => !this.acceptedImages.has(n));
+    if (fresh.length === 0) return false;
+    for (const n of fresh) this.refusedImages.add(n);
+    this.lastRequestImages = new Set();
+    const list = fresh.map((n) => `[Image #${n}]`).join(', ');
+    this.publish({
+      type: 'note',
+      text: `${this.state.provider} refused ${list} (${error.message}); the request is sent again without ${fresh.length === 1 ? 'it' : 'them'}.`,
+    });
+    return true;
   }
 
   /** IMG-15: the JSON export keeps marker provenance and inlines the available image bytes. */

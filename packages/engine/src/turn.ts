@@ -53,6 +53,12 @@ export interface TurnInput {
   /** IMG-18: tool images get markers and reach the next round; text-only turns refuse them. */
   readonly adoptToolResults?: (results: ToolResultPart[]) => Promise<ToolResultPart[]>;
   /**
+   * A non-retryable refusal of the round's request (say, an image the provider will not take):
+   * resolves true when the caller changed what the next request will carry and the round may
+   * run once more.
+   */
+  readonly onRoundRefused?: (error: ProviderError) => Promise<boolean>;
+  /**
    * A tool batch left without results by a crash: the calls in `rerun` (they were waiting for
    * approval) run again, so the operator is asked again; the others get an "interrupted" result
    * and never run twice. Then the turn goes on with the next model round.
@@ -196,15 +202,21 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     // TURN-1: snapshot the context and tools for this round.
     const executor = input.executorForRound();
     const snapshot = [...input.context];
-    const request = {
+    const requestOf = async () => ({
       messages: input.prepareMessages ? await input.prepareMessages(snapshot) : snapshot,
       ...(executor ? { tools: executor.specs } : {}),
       ...(input.thinking ? { thinking: input.thinking } : {}),
-    };
+    });
     let result: RoundResult;
     try {
-      const streamed = await streamWithRetry(input, request, round, () => retries++);
-      result = streamed;
+      try {
+        result = await streamWithRetry(input, await requestOf(), round, () => retries++);
+      } catch (error) {
+        // A provider that refuses an image gets it replaced by a text note; the round runs once more.
+        if (!isProviderError(error) || !(await input.onRoundRefused?.(error))) throw error;
+        retries++;
+        result = await streamWithRetry(input, await requestOf(), round, () => retries++);
+      }
     } catch (error) {
       if (error instanceof Interrupted || input.signal.aborted) return outcome('interrupted');
       if (error instanceof DurationExceeded) return outcome('duration_limit_reached');
