@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { loadConfig, resolveHome, SessionController, UsageError } from '@crystal/engine';
+import { ensureTrusted } from './trust-prompt.js';
 import { startWebHost } from '@crystal/web';
 import { parseRunOptions, type RunOptions } from './run-options.js';
 
@@ -105,6 +106,7 @@ async function serve(options: WebOptions): Promise<number> {
   const home = resolveHome(s.home);
   const workspace = resolve(s.workspace ?? process.cwd());
   const config = loadConfig(home);
+  await ensureTrusted(home, workspace, config);
   const controller = await SessionController.open({
     home,
     workspace,

@@ -200,7 +200,13 @@ describe('an image the provider refuses', () => {
         {
           error: {
             status: 400,
-            body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content.1.image.source.base64.data: Could not process image' } },
+            body: {
+              type: 'error',
+              error: {
+                type: 'invalid_request_error',
+                message: 'messages.0.content.1.image.source.base64.data: Could not process image',
+              },
+            },
           },
         },
         { text: 'I could not see the image, but here is my answer.' },

@@ -51,6 +51,8 @@ export function fakeConfig(baseUri: string, extra: Record<string, unknown> = {},
         models: { 'fake-model': { contextWindow: 128000, maxTokens: 4096 } },
       },
     },
+    // Tests run in fresh temporary workspaces; the trust question has its own tests.
+    workspaceTrust: false,
     ...extra,
   };
 }

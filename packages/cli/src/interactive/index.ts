@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { loadConfig, resolveHome, SessionController, UsageError } from '@crystal/engine';
 import { type ClipboardReader, defaultClipboardReader } from './clipboard.js';
 import { parseInteractiveOptions } from './options.js';
+import { ensureTrusted } from '../trust-prompt.js';
 import { runPlain } from './plain.js';
 import { runTerminal } from './terminal.js';
 
@@ -35,6 +36,10 @@ async function interactive(argv: readonly string[], deps: InteractiveDeps): Prom
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
   const config = loadConfig(home);
+  await ensureTrusted(home, workspace, config, {
+    stdin: deps.stdin ?? process.stdin,
+    stdout: deps.stdout ?? process.stdout,
+  });
   const controller = await SessionController.open({
     home,
     workspace,
