@@ -507,9 +507,13 @@ export class SessionController {
       }
       case 'export': {
         const [format = 'json', path] = arg.split(/\s+/).filter(Boolean);
-        if (format !== 'json') return { kind: 'error', text: 'Export supports: /export json [path].' };
-        const target = path ?? join(this.active.home, 'exports', `${this.active.id}.json`);
-        await writeFileAtomic(target, this.active.exportJson());
+        if (format !== 'json' && format !== 'markdown')
+          return { kind: 'error', text: 'Export supports: /export json|markdown [path].' };
+        const extension = format === 'json' ? 'json' : 'md';
+        const target = path ?? join(this.active.home, 'exports', `${this.active.id}.${extension}`);
+        // IMG-15: the JSON export inlines the image bytes; Markdown is the readable transcript.
+        const body = format === 'json' ? await this.active.exportJsonWithImages() : this.active.exportMarkdown();
+        await writeFileAtomic(target, body);
         return { kind: 'text', text: `Exported to ${target}` };
       }
       case 'clear':
@@ -568,6 +572,7 @@ export class SessionController {
           arg === '' ? (modes[(modes.indexOf(policy.mode) + 1) % modes.length] as ApprovalMode) : (arg as ApprovalMode);
         if (!modes.includes(next)) return { kind: 'error', text: `Approval modes: ${modes.join(', ')}.` };
         policy.setMode(next);
+        await persistPreferences(this.active.home, { approval: next });
         return { kind: 'text', text: `Approval mode: ${next}.` };
       }
       case 'compact': {

@@ -684,7 +684,8 @@ export class Session {
    * the operator gets a note, and the round runs once more.
    */
   private async refuseImages(error: ProviderError): Promise<boolean> {
-    if (!/image/i.test(error.message) || !['bad_request', 'invalid_prompt', 'unsupported', 'unknown'].includes(error.kind)) return false;
+    if (!/image/i.test(error.message) || !['bad_request', 'invalid_prompt', 'unsupported', 'unknown'].includes(error.kind))
+      return false;
     const fresh = [...this.lastRequestImages].filter((n) => !this.acceptedImages.has(n));
     if (fresh.length === 0) return false;
     for (const n of fresh) this.refusedImages.add(n);
@@ -695,6 +696,23 @@ export class Session {
       text: `${this.state.provider} refused ${list} (${error.message}); the request is sent again without ${fresh.length === 1 ? 'it' : 'them'}.`,
     });
     return true;
+  }
+
+  /** The archive as readable Markdown (HIST-5: exports read the archive); the system prompt is left out. */
+  exportMarkdown(): string {
+    const lines: string[] = [`# Session ${this.state.id}`, '', `Workspace: ${this.options.workspace}`, ''];
+    for (const message of this.state.archive) {
+      for (const part of message.content) {
+        if (part.type === 'text' && message.role !== 'system') {
+          lines.push(`## ${message.role === 'user' ? 'User' : 'Assistant'}`, '', stripMarkerPrefix(part.text), '');
+        } else if (part.type === 'tool-call') lines.push(`**Tool call** \`${part.name}\` ${part.arguments}`, '');
+        else if (part.type === 'tool-result') {
+          const text = part.content.map((c) => (c.type === 'text' ? stripMarkerPrefix(c.text) : '')).join('');
+          lines.push(`**Tool result** (${part.isError ? 'failure' : 'success'})`, '', '```', text, '```', '');
+        }
+      }
+    }
+    return `${lines.join('\n')}\n`;
   }
 
   /** IMG-15: the JSON export keeps marker provenance and inlines the available image bytes. */

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
@@ -218,5 +218,41 @@ describe('follow-up queue and commands', () => {
     controller.submit(`/resume ${source}`);
     await controller.whenIdle();
     expect(controller.session.id).toBe(source);
+  });
+});
+
+describe('preference and export commands', () => {
+  it('TUI-5 /approval sets and persists the mode; /thinking persists the gear; /export writes JSON and Markdown', async () => {
+    const { controller, events, home } = await open([{ text: 'answer' }]);
+    controller.submit('first question');
+    await controller.whenIdle();
+    controller.submit('/approval edit');
+    controller.submit('/thinking high');
+    controller.submit('/export markdown');
+    controller.submit('/export json');
+    await controller.whenIdle();
+    expect(controller.approvalMode).toBe('edit');
+    const config = JSON.parse(readFileSync(join(home, 'config.json'), 'utf8'));
+    expect(config).toMatchObject({ approval: 'edit', thinkingEffort: 'high' });
+    const outputs = events.filter((e) => e.type === 'command-output') as Array<{ output: { text: string } }>;
+    const paths = outputs
+      .map((o) => o.output.text)
+      .filter((t) => t.startsWith('Exported to '))
+      .map((t) => t.slice(12));
+    expect(paths).toHaveLength(2);
+    const markdown = readFileSync(paths.find((p) => p.endsWith('.md')) as string, 'utf8');
+    expect(markdown).toContain('## User\n\nfirst question');
+    expect(markdown).toContain('## Assistant\n\nanswer');
+    expect(JSON.parse(readFileSync(paths.find((p) => p.endsWith('.json')) as string, 'utf8')).archive).toHaveLength(2);
+  });
+
+  it('TUI-5 /model lists the catalog and refuses a model outside it (CONF-6)', async () => {
+    const { controller, events } = await open([{ text: 'x' }]);
+    controller.submit('/model');
+    controller.submit('/model nowhere-model');
+    await controller.whenIdle();
+    const outputs = events.filter((e) => e.type === 'command-output') as Array<{ output: { kind: string; text: string } }>;
+    expect(outputs[0]?.output.text).toMatch(/fake \(openai\)\n {2}\* fake-model/);
+    expect(outputs[1]?.output).toMatchObject({ kind: 'error', text: expect.stringContaining("Unknown model 'nowhere-model'") });
   });
 });
