@@ -1,9 +1,10 @@
-import type { ChatEvent, ChatMessage, ChatRequest, StreamingChatClient, ThinkingEffort } from '@crystal/core';
+import type { ChatEvent, ChatMessage, StreamingChatClient, ThinkingEffort } from '@crystal/core';
 import { ProviderError, systemMessage, userMessage } from '@crystal/core';
 import { FakeProvider, type FakeReply, ollamaWire, type WireEncoder } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChatClient, type ModelSettings, ndjsonLines } from '../src/index.js';
 import { PNG_BASE64 } from './contract/suite.js';
+import { collect, failure } from './stream-helpers.js';
 
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -23,22 +24,6 @@ async function client(
     { name: 'local', protocol: 'ollama', baseUri: fake.baseUriFor('ollama'), ...(apiKey === undefined ? {} : { apiKey }) },
     { id: 'qwen3:8b', imageInput: true, ...model },
   );
-}
-
-async function collect(c: StreamingChatClient, request: Partial<ChatRequest> = {}): Promise<ChatEvent[]> {
-  const events: ChatEvent[] = [];
-  for await (const event of c.stream({ messages: [userMessage('hi')], ...request })) events.push(event);
-  return events;
-}
-
-async function failure(c: StreamingChatClient, request: Partial<ChatRequest> = {}): Promise<ProviderError> {
-  try {
-    await collect(c, request);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProviderError);
-    return error as ProviderError;
-  }
-  throw new Error('expected the stream to fail');
 }
 
 const textOf = (events: ChatEvent[], type: 'text-delta' | 'reasoning-delta' = 'text-delta'): string =>

@@ -1,9 +1,10 @@
-import type { ChatEvent, ChatMessage, ChatRequest, StreamingChatClient, ThinkingEffort } from '@crystal/core';
+import type { ChatEvent, ChatMessage, StreamingChatClient, ThinkingEffort } from '@crystal/core';
 import { ProviderError, systemMessage, userMessage } from '@crystal/core';
 import { FakeProvider, type FakeReply, openAiResponsesWire, sse, type WireEncoder } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChatClient, type ModelSettings } from '../src/index.js';
 import { PNG_BASE64 } from './contract/suite.js';
+import { collect, failure } from './stream-helpers.js';
 
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -22,22 +23,6 @@ async function client(
     { name: 'acme', protocol: 'responses', baseUri: fake.baseUriFor('responses'), apiKey: 'sk-resp' },
     { id: 'gpt-acme', ...model },
   );
-}
-
-async function collect(c: StreamingChatClient, request: Partial<ChatRequest> = {}): Promise<ChatEvent[]> {
-  const events: ChatEvent[] = [];
-  for await (const event of c.stream({ messages: [userMessage('hi')], ...request })) events.push(event);
-  return events;
-}
-
-async function failure(c: StreamingChatClient, request: Partial<ChatRequest> = {}): Promise<ProviderError> {
-  try {
-    await collect(c, request);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProviderError);
-    return error as ProviderError;
-  }
-  throw new Error('expected the stream to fail');
 }
 
 function body(index = 0): Record<string, unknown> {
