@@ -3,11 +3,12 @@
  * scripted replies, each wire's own framing. A wire file supplies its profile: raw finish
  * values, real error bodies, and where its request carries images.
  */
-import type { ChatEvent, ChatMessage, ChatRequest, StreamingChatClient } from '@crystal/core';
-import { ProviderError, userMessage } from '@crystal/core';
+import type { ChatEvent, ChatMessage, StreamingChatClient } from '@crystal/core';
+import { userMessage } from '@crystal/core';
 import { FakeProvider, type FakeReply } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChatClient, type ModelSettings, type Protocol } from '../../src/index.js';
+import { collect, failure } from '../stream-helpers.js';
 
 export interface ErrorCase {
   readonly status: number;
@@ -52,22 +53,6 @@ export function defineContractSuite(profile: WireProfile): void {
       { name: 'acme', protocol: profile.protocol, baseUri: fake.baseUriFor(profile.protocol), apiKey: 'sk-contract' },
       { id: 'acme-model', imageInput: true, thinking: true, ...profile.model, ...model },
     );
-  }
-
-  async function collect(c: StreamingChatClient, request: Partial<ChatRequest> = {}, signal?: AbortSignal): Promise<ChatEvent[]> {
-    const events: ChatEvent[] = [];
-    for await (const event of c.stream({ messages: [userMessage('hi')], ...request }, signal)) events.push(event);
-    return events;
-  }
-
-  async function failure(c: StreamingChatClient, request: Partial<ChatRequest> = {}): Promise<ProviderError> {
-    try {
-      await collect(c, request);
-    } catch (error) {
-      expect(error).toBeInstanceOf(ProviderError);
-      return error as ProviderError;
-    }
-    throw new Error('expected the stream to fail');
   }
 
   const joined = (events: ChatEvent[], type: 'text-delta' | 'reasoning-delta') =>
