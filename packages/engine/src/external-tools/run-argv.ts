@@ -5,6 +5,7 @@
  * SIGTERM, then SIGKILL after a grace period for children that ignore it (BASH-3).
  */
 import { spawn } from 'node:child_process';
+import { superviseGroup } from '../tools/process-group.js';
 
 export interface ArgvRunOptions {
   readonly cwd: string;
@@ -66,44 +67,15 @@ export function runArgv(file: string, args: readonly string[], options: ArgvRunO
     child.stderr.on('data', (chunk: Buffer) => stderr.add(chunk));
     // A child that exits without reading stdin closes the pipe: that is not an error of ours.
     child.stdin.on('error', () => undefined);
-    let timedOut = false;
-    let cancelled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    let closed = false;
-    // Not gated on the leader's exit: a child that outlived it may still hold the pipes open.
-    const killGroup = (): void => {
-      if (child.pid === undefined || closed || killTimer) return;
-      signalGroup(child.pid, 'SIGTERM');
-      killTimer = setTimeout(() => signalGroup(child.pid as number, 'SIGKILL'), options.killGraceMs ?? 2000);
-    };
-    const timer =
-      options.timeoutMs === null
-        ? undefined
-        : setTimeout(() => {
-            timedOut = true;
-            killGroup();
-          }, options.timeoutMs);
-    const onAbort = (): void => {
-      cancelled = true;
-      killGroup();
-    };
-    const cleanup = (): void => {
-      if (timer) clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      options.signal.removeEventListener('abort', onAbort);
-    };
-    if (options.signal.aborted) onAbort();
-    else options.signal.addEventListener('abort', onAbort, { once: true });
+    const group = superviseGroup(child, options);
     child.on('error', (error: NodeJS.ErrnoException) => {
-      cleanup();
+      group.release(false);
       const why = error.code === 'ENOENT' ? 'not found' : error.code === 'EACCES' ? 'not executable' : error.message;
       reject(new Error(`Cannot start ${file}: ${why}.`));
     });
     child.on('close', (exitCode, signal) => {
-      closed = true;
-      cleanup();
-      // The tool is gone; make sure nothing it started outlives it.
-      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      // The tool is gone; release() also makes sure nothing it started outlives it.
+      group.release(true);
       resolve({
         exitCode,
         signal,
@@ -111,19 +83,11 @@ export function runArgv(file: string, args: readonly string[], options: ArgvRunO
         stderr: stderr.bytes(),
         stdoutDropped: stdout.dropped,
         stderrDropped: stderr.dropped,
-        timedOut,
-        cancelled,
+        timedOut: group.timedOut,
+        cancelled: group.cancelled,
       });
     });
     if (options.stdin !== undefined) child.stdin.end(options.stdin, 'utf8');
     else child.stdin.end();
   });
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // The group is already gone.
-  }
 }

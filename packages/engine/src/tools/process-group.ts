@@ -4,7 +4,7 @@
  * SIGKILL after a grace period for children that ignore it. Output is capped; the cap is
  * stated in the result.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 export interface ProcessOptions {
   readonly cwd: string;
@@ -42,8 +42,6 @@ export function runInProcessGroup(command: string, options: ProcessOptions): Pro
     let tail = '';
     let headFull = false;
     let dropped = 0;
-    let timedOut = false;
-    let cancelled = false;
     // Keeps the first and last halves of the cap, in order; characters split across chunks are
     // decoded whole (setEncoding keeps a decoder per stream).
     const take = (text: string): void => {
@@ -66,44 +64,74 @@ export function runInProcessGroup(command: string, options: ProcessOptions): Pro
     };
     child.stdout.setEncoding('utf8').on('data', take);
     child.stderr.setEncoding('utf8').on('data', take);
-    let killTimer: NodeJS.Timeout | undefined;
-    // The shell may be gone while a background child still holds the pipes: until 'close', the
-    // group is alive and must still be killed on a timeout or cancel.
-    let closed = false;
-    const killGroup = (): void => {
-      if (child.pid === undefined || closed) return;
-      signalGroup(child.pid, 'SIGTERM');
-      killTimer = setTimeout(() => signalGroup(child.pid as number, 'SIGKILL'), options.killGraceMs ?? 2000);
-    };
-    const timer =
-      options.timeoutMs === null
-        ? undefined
-        : setTimeout(() => {
-            timedOut = true;
-            killGroup();
-          }, options.timeoutMs);
-    const onAbort = (): void => {
-      cancelled = true;
-      killGroup();
-    };
-    if (options.signal.aborted) onAbort();
-    else options.signal.addEventListener('abort', onAbort, { once: true });
+    const group = superviseGroup(child, options);
     child.on('error', (error) => {
-      if (timer) clearTimeout(timer);
-      options.signal.removeEventListener('abort', onAbort);
+      group.release(false);
       reject(error);
     });
     child.on('close', (exitCode, signal) => {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      options.signal.removeEventListener('abort', onAbort);
-      // The shell is gone; make sure no straggler of its group outlives it.
-      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      group.release(true);
+      const { timedOut, cancelled } = group;
       const omitted = dropped > 0 ? `\n[… ${dropped} bytes of output omitted; the output cap is ${max} bytes …]\n` : '';
       resolve({ exitCode, signal, output: head + omitted + tail, truncatedBytes: dropped, timedOut, cancelled });
     });
   });
+}
+
+export interface GroupSupervision {
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+  /** Stops the timers; on `closed`, also kills any straggler of the group. */
+  release(closed: boolean): void;
+}
+
+/**
+ * The lifecycle every process group shares (the bash tool, exec tools): a timer and a cancel
+ * each stop the whole group, SIGTERM then SIGKILL after a grace period. Until 'close' the group
+ * is alive, even when its leader has exited and a background child still holds the pipes.
+ */
+export function superviseGroup(
+  child: ChildProcess,
+  options: { readonly timeoutMs: number | null; readonly signal: AbortSignal; readonly killGraceMs?: number | undefined },
+): GroupSupervision {
+  let timedOut = false;
+  let cancelled = false;
+  let closed = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const killGroup = (): void => {
+    if (child.pid === undefined || closed || killTimer) return;
+    signalGroup(child.pid, 'SIGTERM');
+    killTimer = setTimeout(() => signalGroup(child.pid as number, 'SIGKILL'), options.killGraceMs ?? 2000);
+  };
+  const timer =
+    options.timeoutMs === null
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          killGroup();
+        }, options.timeoutMs);
+  const onAbort = (): void => {
+    cancelled = true;
+    killGroup();
+  };
+  if (options.signal.aborted) onAbort();
+  else options.signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    get timedOut() {
+      return timedOut;
+    },
+    get cancelled() {
+      return cancelled;
+    },
+    release(isClosed) {
+      if (timer) clearTimeout(timer);
+      if (killTimer) clearTimeout(killTimer);
+      options.signal.removeEventListener('abort', onAbort);
+      if (!isClosed) return;
+      closed = true;
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+    },
+  };
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
