@@ -322,7 +322,8 @@ describe('interactive-only features in crystal run', () => {
   });
 
   it('CLI-8 crystal run never asks about workspace trust and never refuses a directory for it', async () => {
-    const { home } = await setup([{ text: 'fine' }]);
+    // Trust is switched on, so an interactive session in `fresh` would ask first.
+    const { home } = await setup([{ text: 'fine' }], { workspaceTrust: true });
     const fresh = tempDir('crystal-untrusted-');
     const result = await runCrystal(['run', '-w', fresh, 'hello'], { home: home.path });
     expect(result.code).toBe(0);

@@ -20,6 +20,7 @@ import {
 } from '@crystal/core';
 import type { Clock } from './clock.js';
 import type { EngineEvent, StopReason, ToolCallRecord } from './events.js';
+import { MARKER_PREFIX } from './images/markers.js';
 import { operatorMessage, type RetryPolicy, retryDelayMs } from './retry-policy.js';
 
 export interface TurnInput {
@@ -289,7 +290,7 @@ function commitAssistant(input: TurnInput, result: RoundResult, calls: readonly 
     content.push({ type: 'reasoning', text: segment.text, ...(segment.state ? { state: segment.state } : {}) });
   }
   // IMG-3: model output never carries the image provenance prefix into the transcript.
-  if (result.text !== '') content.push({ type: 'text', text: result.text.replaceAll('\u2063', '') });
+  if (result.text !== '') content.push({ type: 'text', text: result.text.replaceAll(MARKER_PREFIX, '') });
   for (const call of calls) {
     content.push({
       type: 'tool-call',
