@@ -372,31 +372,6 @@ describe('anthropic adapter against the fake server', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
-  it('MODEL-1 refuses a tool-result image for a model without imageInput before sending', async () => {
-    const c = await client([{ text: 'never' }], { imageInput: false });
-    const error = await failure(c, {
-      messages: [
-        userMessage('look'),
-        { role: 'assistant', content: [{ type: 'tool-call', id: 't', name: 'shot', arguments: '{}' }] },
-        {
-          role: 'tool',
-          content: [
-            {
-              type: 'tool-result',
-              callId: 't',
-              name: 'shot',
-              isError: false,
-              content: [{ type: 'image', mime: 'image/png', data: PNG_BASE64 }],
-            },
-          ],
-        },
-      ],
-    });
-    expect(error.kind).toBe('unsupported');
-    expect(error.message).toContain('imageInput');
-    expect(fake?.requests).toHaveLength(0);
-  });
-
   it('streams tool calls as deltas and complete calls with the raw finish tool_use', async () => {
     const c = await client([
       {

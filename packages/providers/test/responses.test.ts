@@ -157,31 +157,6 @@ describe('responses adapter against the fake server', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
-  it('MODEL-1 refuses a tool-result image for a model without imageInput before sending', async () => {
-    const c = await client([{ text: 'never' }], { imageInput: false });
-    const error = await failure(c, {
-      messages: [
-        userMessage('shot'),
-        { role: 'assistant', content: [{ type: 'tool-call', id: 'c1', name: 'shot', arguments: '{}' }] },
-        {
-          role: 'tool',
-          content: [
-            {
-              type: 'tool-result',
-              callId: 'c1',
-              name: 'shot',
-              isError: false,
-              content: [{ type: 'image', mime: 'image/png', data: PNG_BASE64 }],
-            },
-          ],
-        },
-      ],
-    });
-    expect(error.kind).toBe('unsupported');
-    expect(error.message).toContain('imageInput');
-    expect(fake?.requests).toHaveLength(0);
-  });
-
   it('round-trips reasoning: encrypted_content becomes reasoning state and is replayed on the next request', async () => {
     const c = await client(
       [

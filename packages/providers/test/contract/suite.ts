@@ -206,6 +206,31 @@ export function defineContractSuite(profile: WireProfile): void {
       expect(fake?.requests).toHaveLength(0);
     });
 
+    it('MODEL-1 refuses a tool-result image for a model without imageInput before sending', async () => {
+      const c = await client([{ text: 'never' }], { imageInput: false });
+      const error = await failure(c, {
+        messages: [
+          userMessage('shot'),
+          { role: 'assistant', content: [{ type: 'tool-call', id: 'c1', name: 'shot', arguments: '{}' }] },
+          {
+            role: 'tool',
+            content: [
+              {
+                type: 'tool-result',
+                callId: 'c1',
+                name: 'shot',
+                isError: false,
+                content: [{ type: 'image', mime: 'image/png', data: PNG_BASE64 }],
+              },
+            ],
+          },
+        ],
+      });
+      expect(error.kind).toBe('unsupported');
+      expect(error.message).toContain('imageInput');
+      expect(fake?.requests).toHaveLength(0);
+    });
+
     it('MODEL-2 audioInput and videoInput are stored declarations that change no capability or request', async () => {
       const plain = await client([{ text: 'x' }], { imageInput: false });
       await collect(plain);
