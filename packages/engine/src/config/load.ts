@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { keyLines, lineOfPath, parseJson } from './json-locate.js';
+import { deepestIssue, type Issue } from '../zod-issues.js';
 import { type Config, configSchema } from './schema.js';
 
 export function configPath(home: string): string {
@@ -38,36 +39,9 @@ export function parseConfigText(text: string, file: string): Config {
   }
   const result = configSchema.safeParse(parsed.value);
   if (result.success) return result.data;
-  const { issue, path } = deepestIssue(result.error.issues[0] as Issue, []);
+  const { issue, path } = deepestIssue(result.error.issues[0] as Issue, expectationOf);
   const line = lineOfPath(keyLines(text), path);
   throw new ConfigError(file, path.join('.') || undefined, line, `${describeIssue(issue)}; the file was left unchanged.`);
-}
-
-interface Issue {
-  readonly code?: string;
-  readonly message: string;
-  readonly path: readonly PropertyKey[];
-  readonly values?: readonly unknown[];
-  readonly expected?: string;
-  readonly errors?: readonly (readonly Issue[])[];
-}
-
-/**
- * For a union that failed as a whole, follows the branch that got furthest (the longest path),
- * so `"maximumModelCalls": 1.5` reports that key, not the union; when every branch failed at
- * the union itself, the message lists what each branch expects.
- */
-function deepestIssue(issue: Issue, prefix: (string | number)[]): { issue: Issue; path: (string | number)[] } {
-  const path = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
-  if (issue.code !== 'invalid_union' || !issue.errors?.length) return { issue, path };
-  let best: Issue | undefined;
-  for (const branch of issue.errors) {
-    const first = branch[0];
-    if (first && (!best || first.path.length > best.path.length)) best = first;
-  }
-  if (best && best.path.length > 0) return deepestIssue(best, path);
-  const expectations = issue.errors.map((branch) => (branch[0] ? expectationOf(branch[0]) : 'a valid value'));
-  return { issue: { ...issue, code: 'custom', message: `expected ${expectations.join(' or ')}` }, path };
 }
 
 function expectationOf(issue: Issue): string {

@@ -10,7 +10,7 @@ import type { ImagePart, ToolResultContent } from '@crystal/core';
 import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
 import { resolvePath } from '../tools/fence.js';
-import { firstProblem } from './zod-issues.js';
+import { firstProblem } from '../zod-issues.js';
 import {
   checkToolImage,
   decodeBase64,

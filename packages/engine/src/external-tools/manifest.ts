@@ -7,7 +7,7 @@
 import { MAX_TIMER_SECONDS } from '@crystal/core';
 import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
-import { firstProblem } from './zod-issues.js';
+import { firstProblem } from '../zod-issues.js';
 
 z.config(en());
 

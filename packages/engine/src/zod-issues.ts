@@ -1,7 +1,8 @@
 /**
- * Turns the first zod issue into a key path and a plain-English expectation ("expected an
- * object", "expected \"text\" or \"content\""), following the branch of a failed union that got
- * furthest. Messages set in a schema are kept as they are.
+ * Turns a zod issue into a key path and a plain-English expectation ("expected an object",
+ * "expected \"text\" or \"content\""), following the branch of a failed union that got furthest.
+ * Messages set in a schema are kept as they are. Config loading and external-tool manifests
+ * and outputs share it.
  */
 
 export interface Issue {
@@ -16,12 +17,20 @@ export interface Issue {
 export function firstProblem(issues: readonly Issue[]): { path: (string | number)[]; expectation: string } {
   const first = issues[0];
   if (!first) return { path: [], expectation: 'invalid value' };
-  const { issue, path } = deepest(first, []);
+  const { issue, path } = deepestIssue(first, (branch) => describe(branch).replace(/^expected /, ''));
   return { path, expectation: describe(issue) };
 }
 
-/** For a failed union, follows the branch that got furthest; else lists what each branch expects. */
-function deepest(issue: Issue, prefix: (string | number)[]): { issue: Issue; path: (string | number)[] } {
+/**
+ * For a union that failed as a whole, follows the branch that got furthest (the longest path),
+ * so `"maximumModelCalls": 1.5` reports that key, not the union; when every branch failed at
+ * the union itself, the message lists what each branch expects, as `expectation` words it.
+ */
+export function deepestIssue(
+  issue: Issue,
+  expectation: (branch: Issue) => string,
+  prefix: (string | number)[] = [],
+): { issue: Issue; path: (string | number)[] } {
   const path = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
   if (issue.code !== 'invalid_union' || !issue.errors?.length) return { issue, path };
   let best: Issue | undefined;
@@ -29,10 +38,8 @@ function deepest(issue: Issue, prefix: (string | number)[]): { issue: Issue; pat
     const first = branch[0];
     if (first && (!best || first.path.length > best.path.length)) best = first;
   }
-  if (best && best.path.length > 0) return deepest(best, path);
-  const expectations = issue.errors.map((branch) =>
-    (branch[0] ? describe(branch[0]) : 'a valid value').replace(/^expected /, ''),
-  );
+  if (best && best.path.length > 0) return deepestIssue(best, expectation, path);
+  const expectations = issue.errors.map((branch) => (branch[0] ? expectation(branch[0]) : 'a valid value'));
   return { issue: { ...issue, code: 'custom', message: `expected ${[...new Set(expectations)].join(' or ')}` }, path };
 }
 
