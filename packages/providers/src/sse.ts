@@ -32,32 +32,7 @@ export async function* sseEventBatches(body: ReadableStream<Uint8Array>): AsyncG
   }
 }
 
-/** Newline-delimited JSON lines (Ollama) from a fetch body. */
-export async function* ndjsonLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let start = 0;
-      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n', start)) {
-        const line = buffer.slice(start, nl).trim();
-        start = nl + 1;
-        if (line !== '') yield line;
-      }
-      buffer = buffer.slice(start);
-    }
-    buffer += decoder.decode();
-    if (buffer.trim() !== '') yield buffer.trim();
-  } finally {
-    reader.releaseLock();
-  }
-}
-
-/** NDJSON lines grouped per network read (one await per read, not per line). */
+/** Newline-delimited JSON lines (Ollama), grouped per network read (one await per read, not per line). */
 export async function* ndjsonLineBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
   const decoder = new TextDecoder();
   const reader = body.getReader();

@@ -2,7 +2,7 @@ import type { ChatEvent, ChatMessage, StreamingChatClient, ThinkingEffort } from
 import { ProviderError, systemMessage, userMessage } from '@crystal/core';
 import { FakeProvider, type FakeReply, ollamaWire, type WireEncoder } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createChatClient, type ModelSettings, ndjsonLines } from '../src/index.js';
+import { createChatClient, type ModelSettings, ndjsonLineBatches } from '../src/index.js';
 import { PNG_BASE64 } from './contract/suite.js';
 import { collect, failure } from './stream-helpers.js';
 
@@ -302,7 +302,7 @@ describe('ollama adapter against the fake server', () => {
     expect(events.at(-1)).toEqual({ type: 'finish', reason: 'tool_calls', raw: 'stop' });
   });
 
-  it('ndjsonLines joins a line cut mid-way and inside a multi-byte character', async () => {
+  it('ndjsonLineBatches joins a line cut mid-way and inside a multi-byte character', async () => {
     const bytes = new TextEncoder().encode('{"a":"é"}\n\n{"b":1}\n{"c":"—"}');
     const cuts = [3, 6, 7, 12, 20, bytes.length];
     const body = new ReadableStream<Uint8Array>({
@@ -316,7 +316,7 @@ describe('ollama adapter against the fake server', () => {
       },
     });
     const lines: string[] = [];
-    for await (const line of ndjsonLines(body)) lines.push(line);
+    for await (const batch of ndjsonLineBatches(body)) lines.push(...batch);
     expect(lines).toEqual(['{"a":"é"}', '{"b":1}', '{"c":"—"}']);
   });
 

@@ -8,7 +8,7 @@
  * floor against a 1.2x goal), the Anthropic SDK shares that Stainless decoder and (v1.14) sends
  * `Authorization: Bearer` instead of `x-api-key`, and `@google/genai` errors carry no headers
  * either. The wire is small: JSON in, NDJSON out (`POST {baseUri}api/chat`), read with
- * `ndjsonLines`.
+ * `ndjsonLineBatches`.
  */
 import type { ChatRequest } from '@crystal/core';
 import { ProviderError } from '@crystal/core';
