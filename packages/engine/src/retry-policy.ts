@@ -42,6 +42,34 @@ export function retryDelayMs(policy: RetryPolicy, attempt: number, error: Provid
   return Math.min(computed, policy.maxDelayMs);
 }
 
+/**
+ * Counts the retries of one request (a model round or a compaction summary): a connection closed
+ * while the body was written is retried once at once (RETRY-7); any other retryable failure
+ * takes the next numbered, delayed attempt until `maxRetries` is spent (RETRY-1).
+ */
+export class RetryCounter {
+  private count = 0;
+  private bodyWriteRetried = false;
+
+  constructor(private readonly policy: RetryPolicy) {}
+
+  /** The delayed retries taken so far. */
+  get attempts(): number {
+    return this.count;
+  }
+
+  /** For a retryable error: 'now', the number of the delayed attempt to make, or 'give-up'. */
+  next(error: ProviderError): 'now' | 'give-up' | number {
+    if (error.kind === 'body_write_closed') {
+      if (this.bodyWriteRetried) return 'give-up';
+      this.bodyWriteRetried = true;
+      return 'now';
+    }
+    if (this.count >= this.policy.maxRetries) return 'give-up';
+    return ++this.count;
+  }
+}
+
 /** The operator message shown with a retry (reference §4.2). */
 export function operatorMessage(error: ProviderError): string {
   const text = error.message;

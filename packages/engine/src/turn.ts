@@ -21,7 +21,7 @@ import {
 import type { Clock } from './clock.js';
 import type { EngineEvent, StopReason, ToolCallRecord } from './events.js';
 import { MARKER_PREFIX } from './images/markers.js';
-import { operatorMessage, type RetryPolicy, retryDelayMs } from './retry-policy.js';
+import { operatorMessage, RetryCounter, type RetryPolicy, retryDelayMs } from './retry-policy.js';
 
 export interface TurnInput {
   readonly client: StreamingChatClient;
@@ -314,26 +314,22 @@ async function streamWithRetry(
   round: number,
   onRetry: () => void,
 ): Promise<RoundResult> {
-  let attempt = 0;
-  let bodyWriteRetried = false;
+  const retries = new RetryCounter(input.retry);
   for (;;) {
     input.budget.modelCalls++;
-    input.publish({ type: 'round-started', round, attempt });
+    input.publish({ type: 'round-started', round, attempt: retries.attempts });
     try {
       return await streamOnce(input, request);
     } catch (error) {
       if (input.signal.aborted) throw new Interrupted();
       if (!isProviderError(error) || !error.retryable) throw error;
       input.publish({ type: 'attempt-discarded', round });
-      // RETRY-7: one immediate retry for a connection closed while the body was written.
-      if (error.kind === 'body_write_closed') {
-        if (bodyWriteRetried) throw error;
-        bodyWriteRetried = true;
+      const attempt = retries.next(error);
+      if (attempt === 'give-up') throw error;
+      if (attempt === 'now') {
         onRetry();
         continue;
       }
-      attempt++;
-      if (attempt > input.retry.maxRetries) throw error;
       const limit = input.budget.beforeModelCall();
       if (limit === 'model_call_limit_reached') throw error;
       const delayMs = retryDelayMs(input.retry, attempt, error, input.clock.random);

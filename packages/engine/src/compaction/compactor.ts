@@ -17,7 +17,7 @@ import {
   userMessage,
 } from '@crystal/core';
 import { abortReason, type Clock } from '../clock.js';
-import { operatorMessage, type RetryPolicy, retryDelayMs } from '../retry-policy.js';
+import { operatorMessage, RetryCounter, type RetryPolicy, retryDelayMs } from '../retry-policy.js';
 import { compactionLimit, estimateTokens } from './estimate.js';
 import { priorSummaryText, summaryMessage, summarySystemPrompt, summaryUserPrompt } from './prompts.js';
 import { pruneToolResults } from './prune.js';
@@ -182,23 +182,19 @@ interface SummaryReply {
 
 /** The summary request with the turn's retry policy (RETRY-1..3, RETRY-6..8). */
 async function requestSummary(input: CompactInput, request: ChatRequest, onRetry: () => void): Promise<SummaryReply> {
-  let attempt = 0;
-  let bodyWriteRetried = false;
+  const retries = new RetryCounter(input.retry);
   for (;;) {
     try {
       return await streamSummary(input.client, request, input.signal);
     } catch (error) {
       if (input.signal.aborted) throw abortReason();
       if (!isProviderError(error) || !error.retryable) throw error;
-      // RETRY-7: one immediate retry for a connection closed while the body was written.
-      if (error.kind === 'body_write_closed') {
-        if (bodyWriteRetried) throw error;
-        bodyWriteRetried = true;
+      const attempt = retries.next(error);
+      if (attempt === 'give-up') throw error;
+      if (attempt === 'now') {
         onRetry();
         continue;
       }
-      attempt++;
-      if (attempt > input.retry.maxRetries) throw error;
       const delayMs = retryDelayMs(input.retry, attempt, error, input.clock.random);
       onRetry();
       input.onRetry?.({
