@@ -42,12 +42,17 @@ async function main(argv: string[]): Promise<number> {
   return interactiveCommand(argv);
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`crystal: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+/** A UsageError (a bad flag, a malformed config, nothing to resume) is the operator's to fix: one line, exit 1. */
+async function report(error: unknown): Promise<void> {
+  const { UsageError } = await import('@crystal/engine');
+  const text =
+    error instanceof UsageError
+      ? error.message
+      : `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+  process.stderr.write(`crystal: ${text}\n`);
+  process.exitCode = 1;
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+}, report);

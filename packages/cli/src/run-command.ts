@@ -6,18 +6,6 @@ import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
-  try {
-    return await run(argv);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`crystal: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-}
-
-async function run(argv: readonly string[]): Promise<number> {
   const options = parseRunOptions(argv);
   const prompt = options.prompt ?? (await readStdin());
   if (prompt.trim() === '') throw new UsageError('No prompt: pass it as an argument or on standard input.');

@@ -13,68 +13,52 @@ function parse(argv: readonly string[], options: NonNullable<NonNullable<Paramet
 }
 
 export async function sessionsCommand(argv: readonly string[]): Promise<number> {
-  try {
-    const { values } = parse(argv, {
-      all: { type: 'boolean' },
-      json: { type: 'boolean' },
-      home: { type: 'string' },
-      workspace: { type: 'string', short: 'w' },
-    });
-    const home = resolveHome(values.home as string | undefined);
-    const workspace = resolve((values.workspace as string | undefined) ?? process.cwd());
-    const sessions = await listSessions(home, values.all ? undefined : workspace);
-    if (values.json) {
-      process.stdout.write(`${JSON.stringify(sessions, null, 2)}\n`);
-      return 0;
-    }
-    if (sessions.length === 0) {
-      process.stdout.write(
-        values.all ? 'No saved sessions.\n' : `No saved sessions in ${workspace}. Use --all for every workspace.\n`,
-      );
-      return 0;
-    }
-    for (const s of sessions) {
-      const where = values.all ? `  ${s.workspace}` : '';
-      process.stdout.write(
-        `${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${String(s.messageCount).padStart(4)} messages  ${s.title}${where}\n`,
-      );
-    }
+  const { values } = parse(argv, {
+    all: { type: 'boolean' },
+    json: { type: 'boolean' },
+    home: { type: 'string' },
+    workspace: { type: 'string', short: 'w' },
+  });
+  const home = resolveHome(values.home as string | undefined);
+  const workspace = resolve((values.workspace as string | undefined) ?? process.cwd());
+  const sessions = await listSessions(home, values.all ? undefined : workspace);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(sessions, null, 2)}\n`);
     return 0;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`crystal: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
   }
+  if (sessions.length === 0) {
+    process.stdout.write(
+      values.all ? 'No saved sessions.\n' : `No saved sessions in ${workspace}. Use --all for every workspace.\n`,
+    );
+    return 0;
+  }
+  for (const s of sessions) {
+    const where = values.all ? `  ${s.workspace}` : '';
+    process.stdout.write(
+      `${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${String(s.messageCount).padStart(4)} messages  ${s.title}${where}\n`,
+    );
+  }
+  return 0;
 }
 
 export async function exportCommand(argv: readonly string[]): Promise<number> {
-  try {
-    const { values, positionals } = parse(argv, { out: { type: 'string' }, home: { type: 'string' } });
-    const id = positionals[0];
-    if (!id)
-      throw new UsageError('crystal export needs a session id: crystal export ID [--out FILE]. List ids with crystal sessions.');
-    const home = resolveHome(values.home as string | undefined);
-    const session = await Session.open({
-      home,
-      workspace: process.cwd(),
-      config: loadConfig(home),
-      resume: id,
-      env: {},
-      offline: true,
-    });
-    const json = await session.exportJsonWithImages();
-    if (values.out) {
-      writeFileSync(values.out as string, json);
-      process.stderr.write(`Exported ${id} to ${values.out}\n`);
-    } else process.stdout.write(json);
-    return 0;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`crystal: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  const { values, positionals } = parse(argv, { out: { type: 'string' }, home: { type: 'string' } });
+  const id = positionals[0];
+  if (!id)
+    throw new UsageError('crystal export needs a session id: crystal export ID [--out FILE]. List ids with crystal sessions.');
+  const home = resolveHome(values.home as string | undefined);
+  const session = await Session.open({
+    home,
+    workspace: process.cwd(),
+    config: loadConfig(home),
+    resume: id,
+    env: {},
+    offline: true,
+  });
+  const json = await session.exportJsonWithImages();
+  if (values.out) {
+    writeFileSync(values.out as string, json);
+    process.stderr.write(`Exported ${id} to ${values.out}\n`);
+  } else process.stdout.write(json);
+  return 0;
 }

@@ -40,15 +40,7 @@ export async function webCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(WEB_HELP);
     return 0;
   }
-  try {
-    return await serve(parseWebOptions(argv));
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`crystal: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  return serve(parseWebOptions(argv));
 }
 
 /** Takes the web flags out, then checks the session flags with the `crystal run` parser. */

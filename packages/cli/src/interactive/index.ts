@@ -20,18 +20,6 @@ export interface InteractiveDeps {
 }
 
 export async function interactiveCommand(argv: readonly string[], deps: InteractiveDeps = {}): Promise<number> {
-  try {
-    return await interactive(argv, deps);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`crystal: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-}
-
-async function interactive(argv: readonly string[], deps: InteractiveDeps): Promise<number> {
   const options = parseInteractiveOptions(argv);
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
