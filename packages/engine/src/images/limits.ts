@@ -30,12 +30,7 @@ export interface ImageLimits {
 }
 
 /** The shape of `config.json` → `images`, every key optional. */
-export interface ImageLimitsConfig {
-  readonly maxImageBytes?: number | undefined;
-  readonly maxPixels?: number | undefined;
-  readonly maxImagesPerMessage?: number | undefined;
-  readonly maxBatchBytes?: number | undefined;
-}
+export type ImageLimitsConfig = { readonly [K in keyof ImageLimits]?: ImageLimits[K] | undefined };
 
 export const DEFAULT_IMAGE_LIMITS: ImageLimits = Object.freeze({
   maxImageBytes: 20 * MIB,
