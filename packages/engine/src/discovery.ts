@@ -1,0 +1,122 @@
+/**
+ * Model discovery on the engine face (SETUP-3): what a catalog provider serves, marked
+ * against the catalog, and the one edit that adds a served model to `config.json`. The CLI's
+ * `crystal models` and the terminal's `/model` picker both read this; neither paints here.
+ */
+import { type Endpoint, listServedModels, type ListModelsOptions, type Protocol, type ServedModel } from '@crystal/providers';
+import { catalogOf, SERVED_ENTRIES } from './catalog.js';
+import type { Config, ModelConfig, ProviderConfig } from './config/schema.js';
+import { resolveApiKey } from './credentials.js';
+import { UsageError } from './errors.js';
+import { editConfig } from './preferences.js';
+
+export interface DiscoveredModel extends ServedModel {
+  /** Whether `providers.<name>.models` already has this id. */
+  readonly inCatalog: boolean;
+}
+
+export interface ModelDiscovery {
+  readonly provider: string;
+  readonly protocol: Protocol;
+  readonly baseUri: string;
+  /** What the provider serves, in its own order. */
+  readonly served: readonly DiscoveredModel[];
+  /** Catalog models the provider did not list (a typo, a retired model, or a list that omits aliases). */
+  readonly notServed: readonly string[];
+}
+
+export interface ModelDiscoveryOptions extends ListModelsOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  /** Use this key instead of resolving one (the key `crystal login` is about to store). */
+  readonly apiKey?: string;
+}
+
+export function providerEntry(config: Config, name: string): ProviderConfig {
+  const catalog = catalogOf(config);
+  const provider = catalog[name];
+  if (!provider) {
+    throw new UsageError(
+      `Unknown provider '${name}'. Known providers: ${Object.keys(catalog).join(', ')}. Add it under "providers" in config.json.`,
+    );
+  }
+  return provider;
+}
+
+export function endpointOf(name: string, provider: ProviderConfig, apiKey: string | undefined): Endpoint {
+  return { name, protocol: provider.protocol, baseUri: provider.baseUri, ...(apiKey ? { apiKey } : {}) };
+}
+
+/** Lists what provider `name` serves (one HTTP request; Ollama one more per model for its context length). */
+export async function discoverModels(
+  home: string,
+  config: Config,
+  name: string,
+  options: ModelDiscoveryOptions = {},
+): Promise<ModelDiscovery> {
+  const provider = providerEntry(config, name);
+  const apiKey = options.apiKey ?? resolveApiKey(home, name, provider, options.env ?? process.env);
+  const served = await listServedModels(endpointOf(name, provider, apiKey), options);
+  const ids = new Set(served.map((m) => m.id));
+  return {
+    provider: name,
+    protocol: provider.protocol,
+    baseUri: provider.baseUri,
+    served: served.map((m) => ({ ...m, inCatalog: provider.models[m.id] !== undefined })),
+    notServed: Object.keys(provider.models).filter((id) => !ids.has(id)),
+  };
+}
+
+/** A context window when the provider does not tell one: small enough to be safe on most servers. */
+export const UNKNOWN_CONTEXT_WINDOW = 32768;
+
+/**
+ * The catalog entry for a served model: the limits the provider reported, else a conservative
+ * context window; `maxTokens` only when reported (the provider's own default otherwise).
+ */
+export function catalogEntryFor(model: ServedModel): ModelConfig {
+  return {
+    contextWindow: model.contextWindow ?? UNKNOWN_CONTEXT_WINDOW,
+    ...(model.maxTokens ? { maxTokens: model.maxTokens } : {}),
+    ...(model.thinking ? { thinking: true } : {}),
+    ...(model.imageInput ? { imageInput: true } : {}),
+  };
+}
+
+/**
+ * Adds `model` under `providers.<provider>.models` in config.json, changing only that key
+ * (the file's formatting, order and comments-free layout stay as the user wrote them).
+ */
+export async function addModelToConfig(home: string, provider: string, id: string, entry: ModelConfig): Promise<void> {
+  await editConfig(home, [{ path: ['providers', provider, 'models', id], value: entry }]);
+}
+
+/**
+ * Local Ollama works without configuration (SETUP-3): when the selected provider speaks the
+ * Ollama wire and the server answers, the models it serves (with their real context windows)
+ * join the in-memory catalog; config.json is not written. A server that does not answer
+ * leaves the config as it is, and the chat request reports the connection error.
+ */
+export async function withServedOllamaModels(
+  _home: string,
+  config: Config,
+  providerName: string | undefined,
+  options: ModelDiscoveryOptions = {},
+): Promise<Config> {
+  const name = providerName ?? config.provider;
+  if (name === undefined) return config;
+  const provider = catalogOf(config)[name];
+  if (provider?.protocol !== 'ollama') return config;
+  let served: ServedModel[];
+  try {
+    served = await listServedModels(endpointOf(name, provider, undefined), { timeoutMs: 3000, ...options });
+  } catch {
+    return config;
+  }
+  if (served.length === 0) return config;
+  const own = config.providers?.[name]?.models ?? {};
+  const models: Record<string, ModelConfig> = {};
+  for (const model of served) models[model.id] = catalogEntryFor(model);
+  const entry = { ...(config.providers?.[name] ?? {}), models: { ...models, ...own } };
+  SERVED_ENTRIES.add(entry);
+  return { ...config, providers: { ...(config.providers ?? {}), [name]: entry } };
+}
