@@ -34,6 +34,8 @@ await build({
   },
   // Native addons stay outside the bundle and load from node_modules when first used.
   external: ['sharp'],
+  // jsonc-parser's `main` is a UMD build that require()s its parts at run time; bundle its ESM build.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   logLevel: 'warning',
 });
 await (await import('../packages/web/build-app.mjs')).buildApp();

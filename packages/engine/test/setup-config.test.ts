@@ -122,6 +122,20 @@ describe('format-preserving config writes (SETUP-3, /model /thinking /approval)'
     expect(readFileSync(join(home, 'config.json'), 'utf8')).toBe('{"provider": "openai",, }');
   });
 
+  it('SETUP-3 editJsonText follows the style around the new key: one-line objects stay on one line', () => {
+    const text = '{\n  "providers": {"p": {"models": {"a": {"contextWindow": 1}}}},\n  "model": "a"\n}\n';
+    expect(editJsonText(text, [{ path: ['providers', 'p', 'models', 'b'], value: { contextWindow: 2, maxTokens: 3 } }])).toBe(
+      '{\n  "providers": {"p": {"models": {"a": {"contextWindow": 1}, "b": {"contextWindow": 2, "maxTokens": 3}}}},\n  "model": "a"\n}\n',
+    );
+    expect(editJsonText(text, [{ path: ['retry'], value: { maxRetries: 2 } }])).toBe(
+      '{\n  "providers": {"p": {"models": {"a": {"contextWindow": 1}}}},\n  "model": "a",\n  "retry": {\n    "maxRetries": 2\n  }\n}\n',
+    );
+    expect(editJsonText(text, [{ path: ['model'], value: undefined }])).toBe(
+      '{\n  "providers": {"p": {"models": {"a": {"contextWindow": 1}}}}\n}\n',
+    );
+    expect(editJsonText('{"a":1,"b":2}', [{ path: ['a'], value: undefined }])).toBe('{"b":2}');
+  });
+
   it('SETUP-3 editJsonText creates missing parents and a file from nothing', () => {
     expect(JSON.parse(editJsonText('', [{ path: ['providers', 'x', 'models', 'm'], value: { contextWindow: 9 } }]))).toEqual({
       providers: { x: { models: { m: { contextWindow: 9 } } } },

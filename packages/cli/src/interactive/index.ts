@@ -5,7 +5,7 @@
  * back to sequential plain text (TUI-7).
  */
 import { resolve } from 'node:path';
-import { loadConfig, resolveHome, SessionController, UsageError } from '@crystal/engine';
+import { loadConfig, resolveHome, SessionController, UsageError, withServedOllamaModels } from '@crystal/engine';
 import { type ClipboardReader, defaultClipboardReader } from './clipboard.js';
 import { parseInteractiveOptions } from './options.js';
 import { ensureTrusted } from '../trust-prompt.js';
@@ -23,7 +23,8 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   const options = parseInteractiveOptions(argv);
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
-  const config = loadConfig(home);
+  // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
+  const config = await withServedOllamaModels(home, loadConfig(home), options.provider);
   await ensureTrusted(home, workspace, config, {
     stdin: deps.stdin ?? process.stdin,
     stdout: deps.stdout ?? process.stdout,
