@@ -12,6 +12,10 @@ import { parseArgs } from 'node:util';
 import { UsageError } from '@crystal/engine';
 import { type FakeReply, FakeProvider } from '@crystal/testkit';
 
+/** The JavaScript the demo's edit writes: a template literal, as source text. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: source code for the demo file, not a template
+const TEMPLATE_LINE = 'return `Hello, ${name}`;';
+
 const GREET = `export function greet(name) {\n  return 'Hello, ' + name;\n}\n`;
 
 export const DEMO_PROMPT = 'Make greet() use a template literal and tell me what changed.';
@@ -31,7 +35,7 @@ export function demoReplies(): FakeReply[] {
         {
           id: 'call_edit',
           name: 'edit',
-          arguments: { path: 'greet.js', old_string: "return 'Hello, ' + name;", new_string: 'return `Hello, ${name}`;' },
+          arguments: { path: 'greet.js', old_string: "return 'Hello, ' + name;", new_string: TEMPLATE_LINE },
         },
       ],
       usage: { input: 520, output: 40 },
@@ -43,7 +47,7 @@ export function demoReplies(): FakeReply[] {
         '`greet()` now builds its string with a **template literal**.\n\n',
         '| | Before | After |\n',
         '| :-- | :-- | :-- |\n',
-        "| Code | `'Hello, ' + name` | `` `Hello, ${name}` `` |\n",
+        `| Code | \`'Hello, ' + name\` | \`\` ${TEMPLATE_LINE.slice(7, -1)} \`\` |\n`,
         '| Lines changed | | 1 |\n\n',
         'This was the offline demo: a scripted fake provider on 127.0.0.1, no key, no network. ',
         "Connect a real provider with `crystal login`; see the README's *Connect a provider*.\n",
