@@ -4,7 +4,7 @@
  * `crystal models` and the terminal's `/model` picker both read this; neither paints here.
  */
 import { type Endpoint, listServedModels, type ListModelsOptions, type Protocol, type ServedModel } from '@crystal/providers';
-import { catalogOf, SERVED_ENTRIES } from './catalog.js';
+import { catalogOf, SERVED_ENTRIES, STARTER_PROVIDERS } from './catalog.js';
 import type { Config, ModelConfig, ProviderConfig } from './config/schema.js';
 import { resolveApiKey } from './credentials.js';
 import { UsageError } from './errors.js';
@@ -92,23 +92,27 @@ export async function addModelToConfig(home: string, provider: string, id: strin
 
 /**
  * Local Ollama works without configuration (SETUP-3): when the selected provider speaks the
- * Ollama wire and the server answers, the models it serves (with their real context windows)
- * join the in-memory catalog; config.json is not written. A server that does not answer
- * leaves the config as it is, and the chat request reports the connection error.
+ * Ollama wire and no catalog model was picked (or the picked one is not in the catalog), the
+ * models the server serves, with their real context windows, join the in-memory catalog;
+ * config.json is not written. A server that does not answer leaves the config as it is, and
+ * the chat request reports the connection error. A picked catalog model costs no request.
  */
 export async function withServedOllamaModels(
-  _home: string,
+  home: string,
   config: Config,
-  providerName: string | undefined,
+  flags: { readonly provider?: string | undefined; readonly model?: string | undefined } = {},
   options: ModelDiscoveryOptions = {},
 ): Promise<Config> {
-  const name = providerName ?? config.provider;
+  const name = flags.provider ?? config.provider;
   if (name === undefined) return config;
   const provider = catalogOf(config)[name];
   if (provider?.protocol !== 'ollama') return config;
+  const picked = flags.model ?? (flags.provider === undefined || flags.provider === config.provider ? config.model : undefined);
+  if (picked !== undefined && provider.models[picked] && !starterOnly(config, name, picked)) return config;
   let served: ServedModel[];
   try {
-    served = await listServedModels(endpointOf(name, provider, undefined), { timeoutMs: 3000, ...options });
+    const apiKey = resolveApiKey(home, name, provider, options.env ?? process.env);
+    served = await listServedModels(endpointOf(name, provider, apiKey), { timeoutMs: 3000, ...options });
   } catch {
     return config;
   }
@@ -119,4 +123,9 @@ export async function withServedOllamaModels(
   const entry = { ...(config.providers?.[name] ?? {}), models: { ...models, ...own } };
   SERVED_ENTRIES.add(entry);
   return { ...config, providers: { ...(config.providers ?? {}), [name]: entry } };
+}
+
+/** A model only the starter catalog names (a guess such as qwen3:8b at 4096 tokens): worth asking the server. */
+function starterOnly(config: Config, name: string, model: string): boolean {
+  return config.providers?.[name]?.models?.[model] === undefined && STARTER_PROVIDERS[name]?.models[model] !== undefined;
 }

@@ -84,7 +84,7 @@ describe('model discovery over each wire (SETUP-3)', () => {
     const before = loadConfigLike(config);
     // Without discovery, the starter's guess (a model this server does not have, 4096 tokens).
     expect(selectModel(before).model).toMatchObject({ id: 'qwen3:8b', contextWindow: 4096 });
-    const ready = await withServedOllamaModels(tempDir(), config, undefined);
+    const ready = await withServedOllamaModels(tempDir(), config);
     const selection = selectModel(ready);
     expect(selection.model).toMatchObject({ id: 'llama3.2:3b', contextWindow: 131072 });
   });

@@ -24,7 +24,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
   // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
-  const config = await withServedOllamaModels(home, loadConfig(home), options.provider);
+  const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
   await ensureTrusted(home, workspace, config, {
     stdin: deps.stdin ?? process.stdin,
     stdout: deps.stdout ?? process.stdout,
