@@ -123,7 +123,7 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
     process.stderr.write(
       values.keep
         ? `Demo finished; kept ${root}. The fake provider is stopped.\n`
-        : 'Demo finished; the fake provider is stopped and its temporary folders are removed.\n',
+        : 'Demo finished; the fake provider is stopped and its temporary folders are removed (the session above went with them).\n',
     );
   }
 }

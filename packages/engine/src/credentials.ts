@@ -65,7 +65,8 @@ export function credentialsPath(home: string): string {
 export async function storeApiKey(home: string, provider: string, apiKey: string): Promise<string> {
   const file = credentialsPath(home);
   const current = readCredentials(home);
-  const next = { ...current, [provider]: { ...(current[provider] ?? {}), apiKey } };
+  const previous = current[provider];
+  const next = { ...current, [provider]: { ...(previous && typeof previous === 'object' ? previous : {}), apiKey } };
   await writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`, 0o600);
   return file;
 }

@@ -60,6 +60,12 @@ describe('model discovery over each wire (SETUP-3)', () => {
     });
   });
 
+  it('SETUP-3 a hostile model list cannot put terminal escapes on the screen', async () => {
+    fake = await FakeProvider.start({ models: [{ id: 'evil\u001b[2J\u001b]0;pwned\u0007' }, { id: 'ok-model' }] });
+    const found = await discoverModels(tempDir(), configFor('openai', fake.baseUri), 'p', { env: {} });
+    expect(found.served.map((m) => m.id)).toEqual(['ok-model']);
+  });
+
   it('SETUP-3 a hung server is a timeout error, not a hang', async () => {
     const { createServer } = await import('node:http');
     const server = createServer(() => undefined);

@@ -28,6 +28,18 @@ export interface ListModelsOptions {
 }
 
 export async function listServedModels(endpoint: Endpoint, options: ListModelsOptions = {}): Promise<ServedModel[]> {
+  return (await listRaw(endpoint, options))
+    .filter(printable)
+    .map((m) => (m.displayName !== undefined && !CONTROL.test(m.displayName) ? m : { ...m, displayName: undefined }));
+}
+
+/** A hostile or broken server must not put terminal escapes on the operator's screen. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+function printable(model: ServedModel): boolean {
+  return model.id !== '' && model.id.length <= 256 && !CONTROL.test(model.id);
+}
+
+function listRaw(endpoint: Endpoint, options: ListModelsOptions): Promise<ServedModel[]> {
   switch (endpoint.protocol) {
     case 'openai':
     case 'responses':
@@ -134,8 +146,18 @@ async function listOllama(endpoint: Endpoint, options: ListModelsOptions): Promi
     .map((m) => (typeof m.name === 'string' ? m.name : typeof m.model === 'string' ? m.model : undefined))
     .filter((n): n is string => n !== undefined);
   const out: ServedModel[] = [];
-  for (const name of names) {
-    const show = (await getJson(endpoint, joinUri(endpoint.baseUri, 'api/show'), headers, options, { model: name })) as {
+  // api/show per model, a few at a time (a server with hundreds of models answers in batches).
+  const shows: unknown[] = [];
+  for (let i = 0; i < names.length; i += 8) {
+    const batch = names.slice(i, i + 8);
+    shows.push(
+      ...(await Promise.all(
+        batch.map((name) => getJson(endpoint, joinUri(endpoint.baseUri, 'api/show'), headers, options, { model: name })),
+      )),
+    );
+  }
+  for (const [index, name] of names.entries()) {
+    const show = shows[index] as {
       model_info?: Record<string, unknown>;
       capabilities?: unknown;
     };
