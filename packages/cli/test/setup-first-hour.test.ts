@@ -49,6 +49,16 @@ describe('first run (SETUP-4)', () => {
     }
   });
 
+  it('SETUP-4 on a terminal the first run shows how to connect, before any trust question', async () => {
+    home = tempHome();
+    pty = PtySession.start({ home: home.path, args: [] });
+    const exit = await pty.exited;
+    const screen = await pty.waitFor('To connect a provider');
+    expect(exit.exitCode).toBe(1);
+    expect(screen).toContain('crystal login deepseek');
+    expect(screen).not.toMatch(/trust/i);
+  });
+
   it('SETUP-4 a built-in provider takes a partial entry: only baseUri and apiKey for deepseek', async () => {
     fake = await FakeProvider.start({ wire: 'deepseek', replies: [{ text: 'partial ok' }] });
     home = tempHome({ providers: { deepseek: { baseUri: fake.baseUri, apiKey: 'sk-partial' } }, workspaceTrust: false });

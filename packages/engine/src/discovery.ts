@@ -4,7 +4,7 @@
  * `crystal models` and the terminal's `/model` picker both read this; neither paints here.
  */
 import { type Endpoint, listServedModels, type ListModelsOptions, type Protocol, type ServedModel } from '@crystal/providers';
-import { catalogOf, SERVED_ENTRIES, STARTER_PROVIDERS } from './catalog.js';
+import { catalogOf, SERVED_ENTRIES, STARTER_PROVIDERS, selectModel } from './catalog.js';
 import type { Config, ModelConfig, ProviderConfig } from './config/schema.js';
 import { resolveApiKey } from './credentials.js';
 import { UsageError } from './errors.js';
@@ -64,6 +64,20 @@ export async function discoverModels(
     served: served.map((m) => ({ ...m, inCatalog: provider.models[m.id] !== undefined })),
     notServed: Object.keys(provider.models).filter((id) => !ids.has(id)),
   };
+}
+
+/**
+ * Fails early, before any question is asked, when the selected provider has no key (SETUP-4):
+ * a first run says how to connect a provider instead of asking about trust first.
+ */
+export function assertConnectable(
+  home: string,
+  config: Config,
+  flags: { readonly provider?: string | undefined; readonly model?: string | undefined } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  const selection = selectModel(config, flags);
+  resolveApiKey(home, selection.providerName, selection.provider, env);
 }
 
 /** A context window when the provider does not tell one: small enough to be safe on most servers. */

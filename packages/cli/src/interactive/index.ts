@@ -5,7 +5,14 @@
  * back to sequential plain text (TUI-7).
  */
 import { resolve } from 'node:path';
-import { loadConfig, resolveHome, SessionController, UsageError, withServedOllamaModels } from '@crystal/engine';
+import {
+  assertConnectable,
+  loadConfig,
+  resolveHome,
+  SessionController,
+  UsageError,
+  withServedOllamaModels,
+} from '@crystal/engine';
 import { type ClipboardReader, defaultClipboardReader } from './clipboard.js';
 import { parseInteractiveOptions } from './options.js';
 import { ensureTrusted } from '../trust-prompt.js';
@@ -25,6 +32,8 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   const workspace = resolve(options.workspace ?? process.cwd());
   // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
   const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
+  // SETUP-4: no key means a few lines on connecting a provider, before any trust question.
+  if (options.resume === undefined && !options.continue) assertConnectable(home, config, options);
   await ensureTrusted(home, workspace, config, {
     stdin: deps.stdin ?? process.stdin,
     stdout: deps.stdout ?? process.stdout,
