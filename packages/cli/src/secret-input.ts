@@ -4,13 +4,25 @@
  */
 import { UsageError } from '@crystal/engine';
 
-export async function readSecret(prompt: string, stdin: NodeJS.ReadStream = process.stdin): Promise<string> {
+export interface SecretOptions {
+  /** Where the prompt goes (standard error by default). */
+  readonly output?: NodeJS.WritableStream;
+  /** Leave the terminal raw and reading afterwards (the terminal UI takes it back). */
+  readonly keepRaw?: boolean;
+}
+
+export async function readSecret(
+  prompt: string,
+  stdin: NodeJS.ReadStream = process.stdin,
+  options: SecretOptions = {},
+): Promise<string> {
+  const output = options.output ?? process.stderr;
   if (!stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(chunk as Buffer);
     return (Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '').trim();
   }
-  process.stderr.write(prompt);
+  output.write(prompt);
   stdin.setRawMode(true);
   stdin.setEncoding('utf8');
   stdin.resume();
@@ -44,8 +56,10 @@ export async function readSecret(prompt: string, stdin: NodeJS.ReadStream = proc
       stdin.on('data', onData);
     });
   } finally {
-    stdin.setRawMode(false);
-    stdin.pause();
-    process.stderr.write('\n');
+    if (!options.keepRaw) {
+      stdin.setRawMode(false);
+      stdin.pause();
+    }
+    output.write('\r\n');
   }
 }

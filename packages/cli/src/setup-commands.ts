@@ -9,20 +9,18 @@ import {
   addModelToConfig,
   type Config,
   catalogEntryFor,
+  checkAndStoreKey,
   credentialsPath,
   DEFAULT_PROVIDER,
   discoverModels,
-  endpointOf,
   loadConfig,
   type ModelDiscovery,
   providerEntry,
   providerEnvName,
   removeApiKey,
   resolveHome,
-  storeApiKey,
   UsageError,
 } from '@crystal/engine';
-import { listServedModels } from '@crystal/providers';
 import { readSecret } from './secret-input.js';
 
 const KEY_FLAGS = /^--?(api-?key|key|token|secret|password)(=|$)/i;
@@ -90,31 +88,12 @@ export async function loginCommand(argv: readonly string[]): Promise<number> {
   const home = resolveHome(values.home as string | undefined);
   const config = loadConfig(home);
   const name = providerName(config, positionals[0]);
-  const provider = providerEntry(config, name);
-  const key = (await readSecret(`API key for ${name} (input hidden): `)).trim();
-  if (key === '') throw new UsageError(`No key given for ${name}; nothing was stored.`);
-  if (/\s/.test(key)) throw new UsageError(`The key for ${name} contains white space; paste only the key. Nothing was stored.`);
-  let note = '';
-  if (!values['no-check']) {
-    try {
-      const served = await listServedModels(endpointOf(name, provider, key), { timeoutMs: 15_000 });
-      note = ` ${name} accepted it and serves ${served.length} model${served.length === 1 ? '' : 's'}; 'crystal models ${name}' lists them.`;
-    } catch (error) {
-      if (!(error instanceof ProviderError)) throw error;
-      if (error.kind === 'auth' || error.kind === 'permission') {
-        throw new UsageError(`${name} refused the key (${error.message}). Nothing was stored.`);
-      }
-      if (error.kind === 'not_found') {
-        note = ` (not checked: ${name} has no model list at ${provider.baseUri})`;
-      } else {
-        throw new UsageError(
-          `Could not check the key with ${name} (${error.message}). Nothing was stored; fix the connection, or store it unchecked with --no-check.`,
-        );
-      }
-    }
-  }
-  const file = await storeApiKey(home, name, key);
-  process.stdout.write(`Stored the key for ${name} in ${file} (owner-only).${note}\n`);
+  providerEntry(config, name);
+  const key = await readSecret(`API key for ${name} (input hidden): `);
+  const stored = await checkAndStoreKey(home, config, name, key, { check: values['no-check'] !== true });
+  const note = stored.note === '' ? '' : ` ${stored.note}`;
+  const more = stored.note.includes('accepted') ? ` 'crystal models ${name}' lists them.` : '';
+  process.stdout.write(`Stored the key for ${name} in ${stored.file} (owner-only).${note}${more}\n`);
   if (process.env[providerEnvName(name)]) {
     process.stdout.write(`Note: ${providerEnvName(name)} is set in this shell and wins over the stored key.\n`);
   }

@@ -134,6 +134,48 @@ describe('crystal login / logout (SETUP-2)', () => {
   });
 });
 
+describe('/login in the terminal (SETUP-2)', () => {
+  it('SETUP-2 /login asks off the composer without echo, stores the key, and the frame comes back', async () => {
+    const chat = await FakeProvider.start({ replies: [{ text: 'unused' }] });
+    fake = await FakeProvider.start({ wire: 'anthropic', requireKey: 'sk-ant-typed-77' });
+    try {
+      home = tempHome({
+        provider: 'fake',
+        model: 'fake-model',
+        providers: {
+          fake: { protocol: 'openai', baseUri: chat.baseUri, apiKey: 'k', models: { 'fake-model': { contextWindow: 128000 } } },
+          other: { protocol: 'anthropic', baseUri: fake.url, models: { 'fake-large': { contextWindow: 1000000 } } },
+        },
+        workspaceTrust: false,
+      });
+      pty = PtySession.start({ home: home.path });
+      await pty.waitFor('Type a message');
+      await pty.type('/login other');
+      pty.write('\r');
+      await pty.waitFor('API key for other (input hidden');
+      await pty.type('sk-ant-typed-77');
+      pty.write('\r');
+      const screen = await pty.waitFor('Stored the key for other');
+      expect(screen).toContain('Type a message');
+      expect(pty.output).not.toContain('sk-ant-typed');
+      expect(JSON.parse(readFileSync(join(home.path, 'credentials.json'), 'utf8'))).toEqual({
+        other: { apiKey: 'sk-ant-typed-77' },
+      });
+      expect(readFileSync(join(home.path, 'prompt-history.jsonl'), 'utf8')).not.toContain('sk-ant');
+      // A refused key stores nothing and says so in the frame.
+      await pty.type('/login other');
+      pty.write('\r');
+      await pty.waitFor(/API key for other \(input hidden[^\n]*$/m);
+      await pty.type('sk-wrong');
+      pty.write('\r');
+      await pty.waitFor('refused the key');
+      expect(JSON.parse(readFileSync(join(home.path, 'credentials.json'), 'utf8')).other.apiKey).toBe('sk-ant-typed-77');
+    } finally {
+      await chat.close();
+    }
+  });
+});
+
 describe('crystal models (SETUP-3)', () => {
   it('SETUP-3 lists served models over HTTP, marks the catalog, --json, and adds one to config.json keeping its format', async () => {
     fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'from the large model' }] });

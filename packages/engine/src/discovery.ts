@@ -3,10 +3,11 @@
  * against the catalog, and the one edit that adds a served model to `config.json`. The CLI's
  * `crystal models` and the terminal's `/model` picker both read this; neither paints here.
  */
+import { ProviderError } from '@crystal/core';
 import { type Endpoint, listServedModels, type ListModelsOptions, type Protocol, type ServedModel } from '@crystal/providers';
 import { catalogOf, SERVED_ENTRIES, STARTER_PROVIDERS, selectModel } from './catalog.js';
 import type { Config, ModelConfig, ProviderConfig } from './config/schema.js';
-import { resolveApiKey } from './credentials.js';
+import { resolveApiKey, storeApiKey } from './credentials.js';
 import { UsageError } from './errors.js';
 import { editConfig } from './preferences.js';
 
@@ -78,6 +79,51 @@ export function assertConnectable(
 ): void {
   const selection = selectModel(config, flags);
   resolveApiKey(home, selection.providerName, selection.provider, env);
+}
+
+export interface StoredKey {
+  readonly file: string;
+  /** How the key was checked, for the operator (one sentence, may be empty). */
+  readonly note: string;
+}
+
+/**
+ * `crystal login` and `/login` (SETUP-2): checks `key` with one request to the provider's model
+ * list (unless `check` is false), then stores it in credentials.json (0600, atomic). A refused
+ * key, or a provider that cannot be reached, stores nothing and says why.
+ */
+export async function checkAndStoreKey(
+  home: string,
+  config: Config,
+  name: string,
+  key: string,
+  options: { readonly check?: boolean; readonly timeoutMs?: number } = {},
+): Promise<StoredKey> {
+  const provider = providerEntry(config, name);
+  const trimmed = key.trim();
+  if (trimmed === '') throw new UsageError(`No key given for ${name}; nothing was stored.`);
+  if (/\s/.test(trimmed))
+    throw new UsageError(`The key for ${name} contains white space; paste only the key. Nothing was stored.`);
+  let note = '';
+  if (options.check !== false) {
+    try {
+      const served = await listServedModels(endpointOf(name, provider, trimmed), { timeoutMs: options.timeoutMs ?? 15_000 });
+      note = `${name} accepted it and serves ${served.length} model${served.length === 1 ? '' : 's'}.`;
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      if (error.kind === 'auth' || error.kind === 'permission') {
+        throw new UsageError(`${name} refused the key (${error.message}). Nothing was stored.`);
+      }
+      if (error.kind !== 'not_found') {
+        throw new UsageError(
+          `Could not check the key with ${name} (${error.message}). Nothing was stored; fix the connection, or store it unchecked with crystal login --no-check.`,
+        );
+      }
+      note = `Not checked: ${name} has no model list at ${provider.baseUri}.`;
+    }
+  }
+  const file = await storeApiKey(home, name, trimmed);
+  return { file, note };
 }
 
 /** A context window when the provider does not tell one: small enough to be safe on most servers. */

@@ -7,6 +7,7 @@ import { TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
 import { pickerCommands } from './completions.js';
 import { controllerIntents } from './intents.js';
+import { loginInTerminal } from './login.js';
 import { appendHistory, loadHistory } from './prompt-history.js';
 import { SessionView } from './session-view.js';
 
@@ -24,6 +25,7 @@ export interface TerminalOptions {
 export function runTerminal(options: TerminalOptions): Promise<string> {
   const { controller, stdin, stdout, home } = options;
   const workspace = controller.session.workspace;
+  let login: ((argument: string) => void) | undefined;
   const app = new TerminalApp({
     host: {
       write: (data) => void stdout.write(data),
@@ -33,6 +35,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       controller,
       readClipboard: options.readClipboard,
       remember: (text) => void appendHistory(home, workspace, text),
+      login: (argument) => login?.(argument),
     }),
     status: {
       mode: controller.mode,
@@ -90,6 +93,20 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       resolve(sessionId);
     };
     view.onQuit = finish;
+    login = (argument) =>
+      void loginInTerminal(
+        {
+          app,
+          stdin,
+          stdout,
+          home,
+          config: options.config,
+          currentProvider: () => controller.session.provider,
+          detachKeys: () => stdin.off('data', onData),
+          attachKeys: () => stdin.on('data', onData),
+        },
+        argument,
+      );
     process.on('exit', restore);
     process.on('uncaughtException', onCrash);
     process.on('SIGTERM', onSignal);
