@@ -1,4 +1,4 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '@crystal/testkit';
 import { describe, expect, it } from 'vitest';
@@ -114,6 +114,17 @@ describe('format-preserving config writes (SETUP-3, /model /thinking /approval)'
     expect(after).toContain('\t"thinkingEffort": "high"');
     expect(after.includes('\n') && !/[^\r]\n/.test(after)).toBe(true);
     expect(loadConfig(home).thinkingEffort).toBe('high');
+  });
+
+  it('SETUP-3 a config.json that is a symlink stays a symlink; its target gets the change', async () => {
+    const dotfiles = tempDir('crystal-dotfiles-');
+    const target = join(dotfiles, 'crystal.json');
+    writeFileSync(target, '{ "provider": "openai" }\n');
+    const home = tempDir('crystal-setup-');
+    symlinkSync(target, join(home, 'config.json'));
+    await persistPreferences(home, { provider: 'anthropic' });
+    expect(lstatSync(join(home, 'config.json')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('{ "provider": "anthropic" }\n');
   });
 
   it('SETUP-3 a malformed config is not rewritten', async () => {

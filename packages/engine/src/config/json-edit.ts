@@ -10,7 +10,7 @@
  * and without them it glues `,"key":value` onto the previous line. json-locate.ts stays the
  * small scanner that points errors at a line.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { type Node, parseTree } from 'jsonc-parser';
 import { writeFileAtomic } from '../atomic-write.js';
 
@@ -159,6 +159,13 @@ export async function editJsonFile(file: string, edits: readonly JsonEdit[], che
   check(text);
   const bom = text.startsWith('\uFEFF') ? '\uFEFF' : '';
   const next = bom + editJsonText(text.slice(bom.length), edits);
-  if (next !== text) await writeFileAtomic(file, next);
+  // A config.json that is a symlink (a dotfiles repository) stays one: the target is rewritten.
+  let target = file;
+  try {
+    target = realpathSync(file);
+  } catch {
+    // a new file
+  }
+  if (next !== text) await writeFileAtomic(target, next);
   return next;
 }
