@@ -71,7 +71,7 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
   }
   if (values.help) {
     process.stdout.write(
-      'Usage: crystal demo [--run] [--keep]\n\nA scripted session against the bundled fake provider in a temporary workspace: no key, no\nnetwork. In the terminal by default (approve the edit when asked; /quit or Ctrl+C twice ends it);\n--run prints the same session headless. --keep leaves the temporary folders for a look.\n',
+      'Usage: crystal demo [--run] [--keep]\n\nA scripted session against the bundled fake provider in a temporary workspace: no key, no\nnetwork. In the terminal by default (it sends the first prompt itself; approve the edit when asked;\n/quit or Ctrl+C twice ends it);\n--run prints the same session headless. --keep leaves the temporary folders for a look.\n',
     );
     return 0;
   }
@@ -107,9 +107,7 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
       2,
     )}\n`,
   );
-  process.stderr.write(
-    `Crystal Code demo: fake provider on ${fake.url}, workspace ${workspace}\n${values.run ? '' : `Type the prompt below (or your own), press Enter, and approve the edit.\n  ${DEMO_PROMPT}\n`}`,
-  );
+  process.stderr.write(`Crystal Code demo: fake provider on ${fake.url}, workspace ${workspace}\n`);
   try {
     if (values.run) {
       const { runCommand } = await import('./run-command.js');
@@ -117,7 +115,7 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
       return await runCommand(['--home', home, '--workspace', workspace, '--approval', 'edit', DEMO_PROMPT]);
     }
     const { interactiveCommand } = await import('./interactive/index.js');
-    return await interactiveCommand(['--home', home, '--workspace', workspace]);
+    return await interactiveCommand(['--home', home, '--workspace', workspace], { firstPrompt: DEMO_PROMPT });
   } finally {
     await cleanup();
     process.stderr.write(

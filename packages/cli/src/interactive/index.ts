@@ -24,6 +24,8 @@ export interface InteractiveDeps {
   readonly readClipboardImage?: ClipboardReader;
   readonly stdin?: NodeJS.ReadStream;
   readonly stdout?: NodeJS.WriteStream;
+  /** Sent as the first message once the terminal is up (`crystal demo`). */
+  readonly firstPrompt?: string;
 }
 
 export async function interactiveCommand(argv: readonly string[], deps: InteractiveDeps = {}): Promise<number> {
@@ -71,6 +73,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
           readClipboard: deps.readClipboardImage ?? defaultClipboardReader(),
           stdin,
           stdout,
+          firstPrompt: deps.firstPrompt,
         })
       : await runPlain({ controller, stdin, stdout });
   const saved = controller.session.history().length > 0;

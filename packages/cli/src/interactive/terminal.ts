@@ -19,6 +19,7 @@ export interface TerminalOptions {
   readonly readClipboard: ClipboardReader;
   readonly stdin: NodeJS.ReadStream;
   readonly stdout: NodeJS.WriteStream;
+  readonly firstPrompt?: string | undefined;
 }
 
 /** Runs until the session quits; resolves the id of the session that was open last. */
@@ -117,5 +118,6 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     stdout.on('resize', onResize);
     app.start();
     stdin.resume();
+    if (options.firstPrompt) controller.submit(options.firstPrompt);
   });
 }
