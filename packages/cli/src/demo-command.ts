@@ -71,7 +71,7 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
   }
   if (values.help) {
     process.stdout.write(
-      'Usage: crystal demo [--run] [--keep]\n\nA scripted session against the bundled fake provider in a temporary workspace: no key, no\nnetwork. In the terminal by default (it sends the first prompt itself; approve the edit when asked;\n/quit or Ctrl+C twice ends it);\n--run prints the same session headless. --keep leaves the temporary folders for a look.\n',
+      'Usage: crystal demo [--run] [--keep]\n\nA scripted session against the bundled fake provider in a temporary workspace: no key,\nno network. In the terminal by default: it sends the first prompt itself, you approve the\nedit when asked, and /quit or Ctrl+C twice ends it. --run prints the same session headless.\n--keep leaves the temporary folders for a look.\n',
     );
     return 0;
   }
