@@ -255,6 +255,31 @@ describe('crystal demo', () => {
     expect(readdirSync(tmp)).toEqual([]);
   });
 
+  it('SETUP-4 demo --run stopped by SIGTERM still stops the server and removes its folders', async () => {
+    const tmp = tempDir('crystal-demo-tmp-');
+    const { spawn } = await import('node:child_process');
+    const { crystalBin } = await import('@crystal/testkit');
+    const child = spawn(process.execPath, [crystalBin, 'demo', '--run'], {
+      env: { PATH: process.env.PATH ?? '', HOME: tmp, TMPDIR: tmp },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    // Stop it once the first tool ran (mid-session).
+    await new Promise<void>((resolve) => {
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        if (stdout.includes('[read]')) resolve();
+      });
+    });
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect([0, 5]).toContain(code);
+    expect(stderr).toContain('the fake provider is stopped and its temporary folders are removed');
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
   it('SETUP-4 demo in the terminal: the edit asks for approval, the answer streams as a table, and it cleans up', async () => {
     const tmp = tempDir('crystal-demo-tmp-');
     pty = PtySession.start({ home: tempDir(), args: ['demo'], env: { TMPDIR: tmp, CRYSTAL_HOME: undefined } });
