@@ -28,7 +28,7 @@ export function resolveApiKey(
   const names = [provider.apiKeyEnvironment, providerEnvName(name), 'CRYSTAL_API_KEY'].filter(Boolean).join(' or ');
   throw new MissingApiKeyError(
     name,
-    `No API key for provider '${name}'. Set ${names}, or add "apiKey" to providers.${name} in config.json, or store it in ${credentialsPath(home)}.\n${connectHint(name)}`,
+    `No API key for provider '${name}'. Set ${names}, or add "apiKey" to providers.${name} in config.json, or store it in ${credentialsPath(home)}.\n${connectHint(name, env)}`,
   );
 }
 
@@ -43,12 +43,16 @@ export class MissingApiKeyError extends CredentialsError {
 }
 
 /** The few lines a first run shows instead of a bare "no key" (SETUP-4). */
-export function connectHint(provider: string): string {
+export function connectHint(provider: string, env: NodeJS.ProcessEnv = {}): string {
   const pad = (command: string): string => `  ${command.padEnd(26)}`;
+  // A key for another built-in provider is already in the environment: say how to use it.
+  const other = ['openai', 'anthropic', 'gemini', 'deepseek'].find((p) => p !== provider && env[providerEnvName(p)]);
   return [
     'To connect a provider:',
     `${pad(`crystal login ${provider}`)}asks for the key (no echo) and stores it in credentials.json`,
-    `${pad('crystal login openai')}or anthropic, gemini, deepseek; then --provider NAME or "provider" in config.json`,
+    other
+      ? `${pad(`crystal --provider ${other}`)}${providerEnvName(other)} is set; or "provider": "${other}" in config.json`
+      : `${pad('crystal login openai')}or anthropic, gemini, deepseek; then --provider NAME or "provider" in config.json`,
     `${pad('ollama serve')}a local model needs no key: crystal models ollama, then --provider ollama`,
     `${pad('crystal demo')}the offline demo against a scripted fake provider, no key at all`,
   ].join('\n');

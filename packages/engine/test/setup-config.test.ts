@@ -69,6 +69,16 @@ describe('first-hour configuration', () => {
     expect(message).toContain('ollama serve');
     expect(message).toContain('crystal demo');
     expect(message.split('\n').length).toBeLessThanOrEqual(6);
+    // A key for another provider in the environment is pointed out.
+    let withOther = '';
+    try {
+      resolveApiKey(home, 'deepseek', catalogOf({}).deepseek as never, { ANTHROPIC_API_KEY: 'sk-ant' });
+    } catch (e) {
+      withOther = (e as Error).message;
+    }
+    expect(withOther).toContain('crystal --provider anthropic');
+    expect(withOther).toContain('ANTHROPIC_API_KEY is set');
+    expect(withOther).not.toContain('sk-ant');
   });
 
   it('SETUP-2 storeApiKey writes credentials.json 0600 atomically and keeps other providers; removeApiKey drops one', async () => {
