@@ -104,6 +104,16 @@ describe('crystal login / logout (SETUP-2)', () => {
     expect(existsSync(join(home.path, 'credentials.json'))).toBe(false);
   });
 
+  it('SETUP-2 a Home that cannot be written is one line naming the file, not a stack trace', async () => {
+    fake = await FakeProvider.start({ requireKey: 'sk-good' });
+    home = tempHome(keylessConfig(fake.baseUri));
+    // credentials.json is a folder: the write fails whoever runs the test (root too).
+    home.writeFile('credentials.json/keep', '');
+    const login = await runCrystal(['login', 'fake'], { home: home.path, input: 'sk-good\n' });
+    expect(login.code).toBe(1);
+    expect(login.stderr).toMatch(/^crystal: Cannot write .*credentials\.json \(E[A-Z]+\): .*Nothing was changed\.\n$/);
+  });
+
   it('SETUP-2 keys are never accepted as flags', async () => {
     home = tempHome();
     for (const flag of ['--api-key=sk-x', '--key', '--token']) {

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { ProviderConfig } from './config/schema.js';
 import { writeFileAtomic } from './atomic-write.js';
-import { CredentialsError } from './errors.js';
+import { CredentialsError, UsageError } from './errors.js';
 
 export function providerEnvName(provider: string): string {
   return `${provider.toUpperCase().replace(/-/g, '_')}_API_KEY`;
@@ -71,8 +71,24 @@ export async function storeApiKey(home: string, provider: string, apiKey: string
   const current = readCredentials(home);
   const previous = current[provider];
   const next = { ...current, [provider]: { ...(previous && typeof previous === 'object' ? previous : {}), apiKey } };
-  await writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`, 0o600);
+  await writeOrExplain(file, `${JSON.stringify(next, null, 2)}\n`);
   return file;
+}
+
+/** A write that fails (a read-only or full disk, Home that is a file) is one clear line, not a stack. */
+export async function writeOrExplain(file: string, data: string): Promise<void> {
+  try {
+    await writeFileAtomic(file, data, 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const fix =
+      code === 'ENOSPC' || code === 'EDQUOT'
+        ? 'free some disk space'
+        : code === 'ENOTDIR' || code === 'EEXIST'
+          ? 'a part of that path is a file, not a folder'
+          : 'check the folder exists and is writable';
+    throw new UsageError(`Cannot write ${file} (${code}): ${fix}. Nothing was changed.`);
+  }
 }
 
 /** Removes `provider`'s key from `credentials.json`; returns false when none was stored. */
@@ -80,7 +96,7 @@ export async function removeApiKey(home: string, provider: string): Promise<bool
   const current = readCredentials(home);
   if (!current[provider]) return false;
   const { [provider]: _removed, ...rest } = current;
-  await writeFileAtomic(credentialsPath(home), `${JSON.stringify(rest, null, 2)}\n`, 0o600);
+  await writeOrExplain(credentialsPath(home), `${JSON.stringify(rest, null, 2)}\n`);
   return true;
 }
 

@@ -12,7 +12,7 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { type Node, parseTree } from 'jsonc-parser';
-import { writeFileAtomic } from '../atomic-write.js';
+import { writeOrExplain } from '../credentials.js';
 
 export type JsonPath = readonly string[];
 
@@ -166,6 +166,6 @@ export async function editJsonFile(file: string, edits: readonly JsonEdit[], che
   } catch {
     // a new file
   }
-  if (next !== text) await writeFileAtomic(target, next);
+  if (next !== text) await writeOrExplain(target, next);
   return next;
 }
