@@ -55,18 +55,22 @@ export function classifyTransportError(provider: string, error: unknown, streamS
   const chain = causeChain(error);
   const text = chain.map((e) => `${e.name} ${e.code ?? ''} ${e.message}`).join(' | ');
   let kind: ProviderErrorKind = 'network';
-  if (streamStarted) kind = 'incomplete_stream';
+  const timeout = chain.some((e) => e.name === 'TransportTimeout');
+  if (timeout) kind = 'timeout';
+  else if (streamStarted) kind = 'incomplete_stream';
   else if (/timed? ?out|ETIMEDOUT|UND_ERR_.*TIMEOUT/i.test(text)) kind = 'timeout';
   else if (chain.some(closedBeforeResponse)) kind = 'body_write_closed';
   const reason = chain.at(-1)?.message ?? String(error);
   return new ProviderError({
     kind,
     provider,
-    message: streamStarted
-      ? `${provider} stream ended early: ${reason}`
-      : kind === 'body_write_closed'
-        ? `${provider} closed the connection while the request was being sent: ${reason}`
-        : `${provider} request failed: ${reason}`,
+    message: timeout
+      ? `${provider} timed out: ${reason}`
+      : streamStarted
+        ? `${provider} stream ended early: ${reason}`
+        : kind === 'body_write_closed'
+          ? `${provider} closed the connection while the request was being sent: ${reason}`
+          : `${provider} request failed: ${reason}`,
     cause: error,
   });
 }
