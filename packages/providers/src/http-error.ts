@@ -54,6 +54,16 @@ export function classifyHttpError(input: HttpErrorInput): ProviderError {
 export function classifyTransportError(provider: string, error: unknown, streamStarted: boolean): ProviderError {
   const chain = causeChain(error);
   const text = chain.map((e) => `${e.name} ${e.code ?? ''} ${e.message}`).join(' | ');
+  const certificate = chain.find((e) => e.code !== undefined && CERTIFICATE_CODES.test(e.code));
+  if (certificate && !streamStarted) {
+    // Not transient: retrying an untrusted certificate only delays the message.
+    return new ProviderError({
+      kind: 'unknown',
+      provider,
+      message: `${provider}'s TLS certificate is not trusted (${certificate.code}: ${certificate.message}). If a corporate proxy or a private CA signs it, set "caFile" in config.json or NODE_EXTRA_CA_CERTS to that CA's PEM file.`,
+      cause: error,
+    });
+  }
   let kind: ProviderErrorKind = 'network';
   const timeout = chain.some((e) => e.name === 'TransportTimeout');
   if (timeout) kind = 'timeout';
@@ -74,6 +84,9 @@ export function classifyTransportError(provider: string, error: unknown, streamS
     cause: error,
   });
 }
+
+const CERTIFICATE_CODES =
+  /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|CERT_UNTRUSTED|ERR_TLS_CERT_ALTNAME_INVALID|CERT_SIGNATURE_FAILURE)$/;
 
 function closedBeforeResponse(e: ErrorLike): boolean {
   if (e.code === 'EPIPE' || e.code === 'ECONNRESET') return true;
