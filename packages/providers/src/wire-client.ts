@@ -74,6 +74,7 @@ export abstract class WireClient<F> implements StreamingChatClient {
     // server that stalls or trickles bytes without finishing an event ends as a timeout.
     const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TIMEOUTS.idleTimeoutMs;
     const idle = setTimeout(() => stream.destroy(new TransportTimeout('idle', idleMs, 'retry.idleTimeoutSeconds')), idleMs);
+    idle.unref();
     const decoder = this.decoder();
     try {
       for await (const batch of this.frames(stream.body)) {

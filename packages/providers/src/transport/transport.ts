@@ -265,11 +265,13 @@ export function createTransport(options: TransportOptions = {}): Transport {
           const ms = request.firstByteTimeoutMs;
           if (ms !== undefined) {
             timer = setTimeout(() => req.destroy(new TransportTimeout('first-byte', ms, 'retry.firstByteTimeoutSeconds')), ms);
+            timer.unref();
           }
         };
         if (request.connectTimeoutMs !== undefined) {
           const ms = request.connectTimeoutMs;
           timer = setTimeout(() => req.destroy(new TransportTimeout('connect', ms, 'retry.connectTimeoutSeconds')), ms);
+          timer.unref();
         }
         req.once('socket', (socket) => {
           if (req.reusedSocket || (!socket.connecting && !(socket instanceof tls.TLSSocket))) {
