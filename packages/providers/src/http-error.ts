@@ -54,6 +54,15 @@ export function classifyHttpError(input: HttpErrorInput): ProviderError {
 export function classifyTransportError(provider: string, error: unknown, streamStarted: boolean): ProviderError {
   const chain = causeChain(error);
   const text = chain.map((e) => `${e.name} ${e.code ?? ''} ${e.message}`).join(' | ');
+  const setup = chain.find((e) => e.name === 'TransportSetupError');
+  if (setup && !streamStarted) {
+    return new ProviderError({
+      kind: 'unknown',
+      provider,
+      message: `${provider} request failed: ${setup.message}`,
+      cause: error,
+    });
+  }
   const certificate = chain.find((e) => e.code !== undefined && CERTIFICATE_CODES.test(e.code));
   if (certificate && !streamStarted) {
     // Not transient: retrying an untrusted certificate only delays the message.

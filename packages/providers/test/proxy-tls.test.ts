@@ -6,6 +6,8 @@
  * the proxy "resolves", so a success proves the request went through it.
  */
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { FakeProvider, makeTestCertificates, startTestProxy, type TestCertificates, type TestProxy } from '@crystal/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createChatClient, createTransport, noProxyMatches, proxyFor } from '../src/index.js';
@@ -96,6 +98,40 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     );
     const events = await collect(c);
     expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+  });
+
+  it('a proxy address that is not a URL fails at once, naming the variable', async () => {
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'openai', baseUri: 'https://api.example.com/v1/', apiKey: 'k' },
+      { id: 'm' },
+      { transport: createTransport({ env: { HTTPS_PROXY: 'http://[bad' } }) },
+    );
+    const error = await failure(c);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('HTTPS_PROXY');
+  });
+
+  it('a proxy that asks for credentials (407) fails at once, saying where they go', async () => {
+    const server = createServer();
+    server.on('connect', (_req, socket: Socket) => {
+      socket.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const c = await createChatClient(
+        { name: 'acme', protocol: 'anthropic', baseUri: 'https://provider.test/', apiKey: 'k' },
+        { id: 'm' },
+        { transport: createTransport({ env: { HTTPS_PROXY: `http://127.0.0.1:${port}` } }) },
+      );
+      const error = await failure(c);
+      expect(error.retryable).toBe(false);
+      expect(error.message).toContain('407');
+      expect(error.message).toContain('user:password');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('NO_PROXY and loopback hosts bypass the proxy', () => {

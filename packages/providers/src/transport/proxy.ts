@@ -4,6 +4,11 @@
  * (a local Ollama or fake server stays direct behind a corporate proxy), like Go's net/http.
  */
 
+/** A setting that cannot work (a bad proxy address, a proxy that wants credentials): retrying does not help. */
+export class TransportSetupError extends Error {
+  override readonly name = 'TransportSetupError';
+}
+
 export interface ProxyEnv {
   readonly [name: string]: string | undefined;
 }
@@ -25,10 +30,14 @@ export function proxyFor(target: URL, env: ProxyEnv): URL | undefined {
   try {
     proxy = new URL(withScheme);
   } catch {
-    throw new Error(`The proxy address '${raw}' (${target.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY'}) is not a URL.`);
+    throw new TransportSetupError(
+      `The proxy address '${raw}' (${target.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY'}) is not a URL.`,
+    );
   }
   if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') {
-    throw new Error(`The proxy address '${raw}' uses ${proxy.protocol}; only http:// and https:// proxies are supported.`);
+    throw new TransportSetupError(
+      `The proxy address '${raw}' uses ${proxy.protocol}; only http:// and https:// proxies are supported.`,
+    );
   }
   return proxy;
 }

@@ -16,7 +16,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
-import { effectivePort, type ProxyEnv, proxyFor } from './proxy.js';
+import { effectivePort, type ProxyEnv, proxyFor, TransportSetupError } from './proxy.js';
 
 export interface TransportRequest {
   readonly url: string;
@@ -121,6 +121,16 @@ class TunnelAgent extends https.Agent {
       agent: this.proxyAgent,
     });
     connect.once('connect', (response, socket) => {
+      if (response.statusCode === 407) {
+        socket.destroy();
+        done(
+          new TransportSetupError(
+            `the proxy ${this.proxy.host} asks for credentials (HTTP 407); put them in the proxy variable as http://user:password@${this.proxy.host}`,
+          ),
+          socketless,
+        );
+        return;
+      }
       if (response.statusCode !== 200) {
         socket.destroy();
         done(
@@ -221,7 +231,9 @@ export function createTransport(options: TransportOptions = {}): Transport {
       return new Promise<TransportResponse>((resolve, reject) => {
         const target = new URL(request.url);
         if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-          reject(new Error(`Only http and https addresses can be requested, not ${target.protocol} (${target.href}).`));
+          reject(
+            new TransportSetupError(`Only http and https addresses can be requested, not ${target.protocol} (${target.href}).`),
+          );
           return;
         }
         if (request.signal?.aborted) {
