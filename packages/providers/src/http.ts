@@ -8,7 +8,8 @@
 import { ProviderError } from '@crystal/core';
 import { cleanErrorText, ERROR_BODY_READ_BYTES } from './error-text.js';
 import { abortError, classifyHttpError, classifyTransportError, type HttpErrorInput, isAbortError } from './http-error.js';
-import { defaultTransport, type Transport, type TransportResponse } from './transport/transport.js';
+import { DEFAULT_TIMEOUTS } from './endpoint.js';
+import { defaultTransport, type Transport, type TransportResponse, TransportTimeout } from './transport/transport.js';
 
 export interface PostOptions {
   readonly provider: string;
@@ -19,6 +20,8 @@ export interface PostOptions {
   readonly transport?: Transport | undefined;
   readonly connectTimeoutMs?: number | undefined;
   readonly firstByteTimeoutMs?: number | undefined;
+  /** How long an error body may stall while it is read. */
+  readonly idleTimeoutMs?: number | undefined;
   /** Values that must never appear in an error message (the request's key). */
   readonly secrets?: readonly (string | undefined)[] | undefined;
   /** A vendor's own mapping of an error answer (its quota or overflow shapes); defaults to classifyHttpError. */
@@ -63,7 +66,12 @@ export async function postStream(options: PostOptions): Promise<OpenStream> {
     url = redirectTarget(options, response, url, hops);
   }
   if (response.status < 200 || response.status >= 300) {
-    const text = await response.text(ERROR_BODY_READ_BYTES);
+    // An error body that stalls is read only as long as a stream may stay silent (REL-5).
+    const open = response;
+    const idleMs = options.idleTimeoutMs ?? DEFAULT_TIMEOUTS.idleTimeoutMs;
+    const stall = setTimeout(() => open.destroy(new TransportTimeout('idle', idleMs, 'retry.idleTimeoutSeconds')), idleMs);
+    stall.unref();
+    const text = await response.text(ERROR_BODY_READ_BYTES).finally(() => clearTimeout(stall));
     throw errorAnswer(options, response, text);
   }
   return {

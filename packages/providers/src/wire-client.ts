@@ -58,6 +58,7 @@ export abstract class WireClient<F> implements StreamingChatClient {
   private async *batches(request: ChatRequest, signal: AbortSignal | undefined): AsyncGenerator<ChatEvent[]> {
     const body = this.encode(request);
     const secrets = [this.endpoint.apiKey];
+    const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TIMEOUTS.idleTimeoutMs;
     const stream = await postStream({
       provider: this.provider,
       url: this.url,
@@ -67,12 +68,12 @@ export abstract class WireClient<F> implements StreamingChatClient {
       transport: this.options.transport,
       connectTimeoutMs: this.options.connectTimeoutMs ?? DEFAULT_TIMEOUTS.connectTimeoutMs,
       firstByteTimeoutMs: this.options.firstByteTimeoutMs ?? DEFAULT_TIMEOUTS.firstByteTimeoutMs,
+      idleTimeoutMs: idleMs,
       secrets,
       classify: this.classify?.bind(this),
     });
     // REL-5: the stream watchdog; it restarts on every batch holding a complete frame, so a
     // server that stalls or trickles bytes without finishing an event ends as a timeout.
-    const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TIMEOUTS.idleTimeoutMs;
     const idle = setTimeout(() => stream.destroy(new TransportTimeout('idle', idleMs, 'retry.idleTimeoutSeconds')), idleMs);
     idle.unref();
     const decoder = this.decoder();

@@ -91,6 +91,29 @@ describe('REL-5 stalled providers time out', () => {
     expect(caught).toMatchObject({ kind: 'timeout', message: expect.stringContaining('retry.idleTimeoutSeconds') });
   });
 
+  it('REL-5 an error answer whose body stalls is classified from its status instead of hanging', async () => {
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.once('data', () => {
+        socket.write(
+          'HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"error":',
+        );
+      });
+    });
+    tcp = { server, sockets };
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'openai', baseUri: `http://127.0.0.1:${port}/v1/`, apiKey: 'k' },
+      { id: 'm' },
+      { idleTimeoutMs: 200 },
+    );
+    const error = await failure(c);
+    expect(error).toMatchObject({ kind: 'server', status: 503 });
+  });
+
   it('REL-5 a server trickling bytes without finishing an event hits the idle timeout', async () => {
     // One byte every 20 ms: the socket is never idle for the 300 ms timeout, but no event completes in time.
     const c = await client('anthropic', { text: 'a long enough reply to trickle', trickleMs: 20 }, { idleTimeoutMs: 300 });
