@@ -32,8 +32,8 @@ export interface PostOptions {
 export interface OpenStream {
   readonly body: AsyncIterable<Uint8Array>;
   destroy(error: Error): void;
-  /** Releases the connection once the stream is done with (reused when the body ended). */
-  close(): void;
+  /** Releases the connection once the stream is done with, so the next request reuses it. */
+  close(): Promise<void>;
 }
 
 const MAX_REDIRECTS = 5;

@@ -77,6 +77,7 @@ export abstract class WireClient<F> implements StreamingChatClient {
     const idle = setTimeout(() => stream.destroy(new TransportTimeout('idle', idleMs, 'retry.idleTimeoutSeconds')), idleMs);
     idle.unref();
     const decoder = this.decoder();
+    let read = false;
     try {
       for await (const batch of this.frames(stream.body)) {
         idle.refresh();
@@ -95,11 +96,15 @@ export abstract class WireClient<F> implements StreamingChatClient {
         yield out;
         if (decoder.done) break;
       }
+      read = true;
     } catch (error) {
       throw streamFailure(this.provider, error, signal, secrets);
     } finally {
       clearTimeout(idle);
-      stream.close();
+      // A stream read to its finish hands its connection back for the next request; one left
+      // early (an error, an abort, a consumer that stopped) is closed.
+      if (read) await stream.close();
+      else stream.destroy(abortError());
     }
     if (signal?.aborted) throw abortError();
     if (!decoder.finished) {

@@ -32,6 +32,8 @@ export interface FakeProviderOptions {
 
 export class FakeProvider {
   readonly requests: RecordedRequest[] = [];
+  /** TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests). */
+  connections = 0;
   private readonly queue: FakeReply[];
   private last: FakeReply | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
@@ -46,6 +48,7 @@ export class FakeProvider {
   ) {
     this.queue = [...replies];
     server.on('connection', (socket) => {
+      this.connections++;
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });

@@ -40,8 +40,8 @@ export interface TransportResponse {
   text(maxBytes: number): Promise<string>;
   /** Ends the response early; a pending read rejects with `error`. */
   destroy(error?: Error): void;
-  /** Releases the connection: kept for reuse when the body was read to its end, else closed. */
-  close(): void;
+  /** Releases the connection for reuse: reads what is left of the body (briefly), then resolves. */
+  close(): Promise<void>;
 }
 
 export interface Transport {
@@ -310,6 +310,9 @@ export function createTransport(options: TransportOptions = {}): Transport {
   };
 }
 
+/** How long a finished stream's remaining bytes are read to keep its connection alive. */
+const DRAIN_GRACE_MS = 2000;
+
 function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse {
   return {
     status: res.statusCode ?? 0,
@@ -341,8 +344,35 @@ function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse
     destroy(error?: Error): void {
       res.destroy(error);
     },
-    close(): void {
-      if (!res.complete) res.destroy();
+    close(): Promise<void> {
+      if (res.destroyed || res.readableEnded) return Promise.resolve();
+      // The stream's last event was read before the body's end (the chunked terminator may be
+      // parsed and still unread, or on the way): read the rest so the agent takes the socket
+      // back for the next request, within a short grace. `resume()` would not do it while the
+      // body's async iterator keeps a 'readable' listener, so read directly.
+      return new Promise<void>((resolve) => {
+        const grace = setTimeout(() => {
+          res.destroy();
+          resolve();
+        }, DRAIN_GRACE_MS);
+        grace.unref();
+        const done = (): void => {
+          clearTimeout(grace);
+          res.off('readable', drain);
+          // The agent takes the socket back on a later tick; the next request should find it there.
+          setImmediate(resolve);
+        };
+        const drain = (): void => {
+          while (res.read() !== null) {
+            // discard
+          }
+        };
+        res.once('end', done);
+        res.once('close', done);
+        res.once('error', done);
+        res.on('readable', drain);
+        drain();
+      });
     },
   };
 }
