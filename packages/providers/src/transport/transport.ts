@@ -16,6 +16,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
+import zlib from 'node:zlib';
 import { effectivePort, type ProxyEnv, proxyFor, TransportSetupError } from './proxy.js';
 
 export interface TransportRequest {
@@ -313,7 +314,30 @@ export function createTransport(options: TransportOptions = {}): Transport {
 /** How long a finished stream's remaining bytes are read to keep its connection alive. */
 const DRAIN_GRACE_MS = 2000;
 
+/**
+ * The body as sent, decoded when a server compresses it although no `accept-encoding` was sent
+ * (some proxies do); the frame cap and timeouts then apply to the decoded bytes.
+ */
+function decodedBody(res: http.IncomingMessage): AsyncIterable<Uint8Array> {
+  const encoding = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress()
+          : undefined;
+  if (!decoder) return res;
+  res.on('error', (error) => decoder.destroy(error));
+  res.on('aborted', () => decoder.destroy(new Error('aborted')));
+  return res.pipe(decoder);
+}
+
 function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse {
+  const body = decodedBody(res);
   return {
     status: res.statusCode ?? 0,
     url,
@@ -324,12 +348,12 @@ function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse
         return Array.isArray(value) ? value.join(', ') : value;
       },
     },
-    body: res,
+    body,
     async text(maxBytes: number): Promise<string> {
       const chunks: Buffer[] = [];
       let size = 0;
       try {
-        for await (const chunk of res as AsyncIterable<Buffer>) {
+        for await (const chunk of body as AsyncIterable<Buffer>) {
           const room = maxBytes - size;
           chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
           size += Math.min(chunk.length, room);
@@ -371,6 +395,7 @@ function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse
         res.once('close', done);
         res.once('error', done);
         res.on('readable', drain);
+        if (body !== res) (body as NodeJS.ReadableStream).resume();
         drain();
       });
     },
