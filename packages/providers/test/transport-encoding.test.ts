@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { sse } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createChatClient } from '../src/index.js';
+import { createChatClient, createTransport } from '../src/index.js';
 import { collect } from './stream-helpers.js';
 
 let server: Server | undefined;
@@ -49,6 +49,35 @@ describe('compressed streams', () => {
       expect(text).toBe('packed text');
       expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
       expect(acceptEncoding).toBeUndefined();
+    });
+  }
+});
+
+describe('a body ended with nobody reading it', () => {
+  for (const encoding of [undefined, 'gzip']) {
+    it(`destroying an unread ${encoding ?? 'plain'} body with an error raises no uncaught exception`, async () => {
+      server = createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'text/event-stream', ...(encoding ? { 'content-encoding': encoding } : {}) });
+        res.write(encoding ? gzipSync(Buffer.from(body)).subarray(0, 10) : 'data: {');
+      });
+      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as AddressInfo).port;
+      const response = await createTransport({ env: {} }).request({
+        url: `http://127.0.0.1:${port}/`,
+        method: 'POST',
+        body: '{}',
+      });
+      const uncaught: unknown[] = [];
+      const onUncaught = (error: unknown) => uncaught.push(error);
+      process.on('uncaughtException', onUncaught);
+      try {
+        response.destroy(new Error('stop here'));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      } finally {
+        process.off('uncaughtException', onUncaught);
+      }
+      expect(uncaught).toEqual([]);
     });
   }
 });

@@ -148,7 +148,7 @@ class TunnelAgent extends https.Agent {
       } as tls.ConnectionOptions);
       done(null, secure);
     });
-    connect.once('error', (error) => done(error, socketless));
+    connect.on('error', (error) => done(error, socketless));
     connect.end();
     return undefined;
   }
@@ -293,7 +293,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
           }
           socket.once(socket instanceof tls.TLSSocket ? 'secureConnect' : 'connect', startFirstByte);
         });
-        req.once('error', fail);
+        req.on('error', fail);
         req.once('response', (res) => {
           clear();
           settled = true;
@@ -331,12 +331,19 @@ function decodedBody(res: http.IncomingMessage): AsyncIterable<Uint8Array> {
           ? zlib.createBrotliDecompress()
           : undefined;
   if (!decoder) return res;
+  // A reader of the decoded body sees errors through its iterator; with no reader (the body
+  // closed early) an error must not become an uncaught exception.
+  decoder.on('error', () => {});
   res.on('error', (error) => decoder.destroy(error));
-  res.on('aborted', () => decoder.destroy(new Error('aborted')));
+  res.on('close', () => {
+    if (!res.complete) decoder.destroy(new Error('aborted'));
+  });
   return res.pipe(decoder);
 }
 
 function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse {
+  // Readers see errors through the body's iterator; one destroyed with nobody reading must not crash.
+  res.on('error', () => {});
   const body = decodedBody(res);
   return {
     status: res.statusCode ?? 0,
