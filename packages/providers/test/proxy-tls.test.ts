@@ -43,6 +43,10 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
     expect(proxy.seen).toEqual([`provider.test:${fake.port}`]);
     expect(fake.requests[0]?.headers['x-api-key']).toBe('sk-proxy');
+    // The next round reuses the tunnel (keep-alive inside it): no second CONNECT.
+    await collect(c);
+    expect(fake.requests).toHaveLength(2);
+    expect(proxy.seen).toHaveLength(1);
   });
 
   it('https_proxy (lower case) with credentials sends Proxy-Authorization on the CONNECT', async () => {

@@ -97,7 +97,6 @@ function readCa(file: string, setting: string): string {
 class TunnelAgent extends https.Agent {
   constructor(
     private readonly proxy: URL,
-    private readonly proxyAgent: http.Agent,
     private readonly ca: string[] | undefined,
   ) {
     super({ keepAlive: true, ...(ca ? { ca } : {}) });
@@ -119,7 +118,8 @@ class TunnelAgent extends https.Agent {
       method: 'CONNECT',
       path: authority,
       headers: { host: authority, ...proxyAuthorization(this.proxy) },
-      agent: this.proxyAgent,
+      // A tunnel consumes its connection; the keep-alive pool is the TLS sockets inside tunnels.
+      agent: false,
     });
     connect.once('connect', (response, socket) => {
       if (response.statusCode === 407) {
@@ -204,7 +204,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
     if (target.protocol === 'https:') {
       let agent = tunnels.get(proxy.href);
       if (!agent) {
-        agent = new TunnelAgent(proxy, proxySecure ? httpsAgent : httpAgent, ca);
+        agent = new TunnelAgent(proxy, ca);
         tunnels.set(proxy.href, agent);
       }
       return {
