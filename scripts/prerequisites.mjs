@@ -13,6 +13,7 @@ export const PREREQUISITES = [
   { commands: ['rg'], apt: 'ripgrep', why: 'grep and glob' },
   { commands: ['bwrap'], apt: 'bubblewrap', why: 'the OS sandbox' },
   { commands: ['socat'], apt: 'socat', why: 'the sandbox network proxy' },
+  { commands: ['openssl'], apt: 'openssl', why: 'the certificate tests (a private CA made at test time)' },
 ];
 
 /** The one command that installs every prerequisite on Debian or Ubuntu (the README shows it). */

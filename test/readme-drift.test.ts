@@ -54,7 +54,7 @@ const PROOFS: Record<string, Proof> = {
     test: 'packages/cli/test/run.test.ts',
     name: 'CLI-2 --resume continues a saved session',
   },
-  'sudo apt-get install -y chromium xvfb xclip ripgrep bubblewrap socat build-essential python3': { equals: INSTALL_ALL },
+  'sudo apt-get install -y chromium xvfb xclip ripgrep bubblewrap socat openssl build-essential python3': { equals: INSTALL_ALL },
 };
 
 function blocks(lang: RegExp): string[] {

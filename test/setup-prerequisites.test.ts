@@ -9,7 +9,7 @@ const root = join(import.meta.dirname, '..');
 /** A PATH holding links to every command on the real PATH except `without`. */
 function pathWithout(without: readonly string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'crystal-path-'));
-  const wanted = ['node', 'npm', 'chromium', 'Xvfb', 'xclip', 'rg', 'bwrap', 'socat', 'g++', 'make', 'python3', 'sh'];
+  const wanted = ['node', 'npm', 'chromium', 'Xvfb', 'xclip', 'rg', 'bwrap', 'socat', 'openssl', 'g++', 'make', 'python3', 'sh'];
   for (const command of wanted) {
     if (without.includes(command)) continue;
     const found = spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
@@ -42,6 +42,7 @@ describe('test prerequisites (SETUP-5)', () => {
     ['Xvfb', 'xvfb'],
     ['xclip', 'xclip'],
     ['socat', 'socat'],
+    ['openssl', 'openssl'],
   ] as const) {
     it(`SETUP-5 a missing ${command} names the package ${apt}`, () => {
       const result = runTestScript(pathWithout([command]));
@@ -62,7 +63,7 @@ describe('test prerequisites (SETUP-5)', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
     expect(pkg.scripts.pretest).toBe('node scripts/prerequisites.mjs');
     const ci = readFileSync(join(root, '.ci/run'), 'utf8');
-    for (const apt of ['chromium', 'xvfb', 'xclip', 'ripgrep', 'bubblewrap', 'socat'])
+    for (const apt of ['chromium', 'xvfb', 'xclip', 'ripgrep', 'bubblewrap', 'socat', 'openssl'])
       expect(ci).toMatch(new RegExp(`need\\+=\\(${apt}\\)`));
     expect(delimiter).toBe(':');
   });

@@ -10,6 +10,7 @@ import type { Config, ModelConfig, ProviderConfig } from './config/schema.js';
 import { resolveApiKey, storeApiKey } from './credentials.js';
 import { UsageError } from './errors.js';
 import { editConfig } from './preferences.js';
+import { clientOptionsOf } from './transport-options.js';
 
 export interface DiscoveredModel extends ServedModel {
   /** Whether `providers.<name>.models` already has this id. */
@@ -56,7 +57,10 @@ export async function discoverModels(
 ): Promise<ModelDiscovery> {
   const provider = providerEntry(config, name);
   const apiKey = options.apiKey ?? resolveApiKey(home, name, provider, options.env ?? process.env);
-  const served = await listServedModels(endpointOf(name, provider, apiKey), options);
+  const served = await listServedModels(endpointOf(name, provider, apiKey), {
+    transport: clientOptionsOf(home, config, options.env ?? process.env).transport,
+    ...options,
+  });
   const ids = new Set(served.map((m) => m.id));
   return {
     provider: name,
@@ -107,7 +111,10 @@ export async function checkAndStoreKey(
   let note = '';
   if (options.check !== false) {
     try {
-      const served = await listServedModels(endpointOf(name, provider, trimmed), { timeoutMs: options.timeoutMs ?? 15_000 });
+      const served = await listServedModels(endpointOf(name, provider, trimmed), {
+        timeoutMs: options.timeoutMs ?? 15_000,
+        transport: clientOptionsOf(home, config, process.env).transport,
+      });
       note = `${name} accepted it and serves ${served.length} model${served.length === 1 ? '' : 's'}.`;
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
@@ -172,7 +179,11 @@ export async function withServedOllamaModels(
   let served: ServedModel[];
   try {
     const apiKey = resolveApiKey(home, name, provider, options.env ?? process.env);
-    served = await listServedModels(endpointOf(name, provider, apiKey), { timeoutMs: 3000, ...options });
+    served = await listServedModels(endpointOf(name, provider, apiKey), {
+      timeoutMs: 3000,
+      transport: clientOptionsOf(home, config, options.env ?? process.env).transport,
+      ...options,
+    });
   } catch {
     return config;
   }

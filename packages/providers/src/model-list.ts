@@ -8,6 +8,11 @@
 import { ProviderError } from '@crystal/core';
 import { type Endpoint, joinUri, USER_AGENT } from './endpoint.js';
 import { abortError, classifyHttpError, classifyTransportError, isAbortError } from './http-error.js';
+import { cleanProviderError } from './http.js';
+import { defaultTransport, type Transport, type TransportResponse } from './transport/transport.js';
+
+/** A model list is JSON of a few hundred kilobytes at most (OpenRouter's is ~1 MB); more is cut. */
+const MAX_LIST_BYTES = 8 * 1024 * 1024;
 
 export interface ServedModel {
   readonly id: string;
@@ -21,7 +26,8 @@ export interface ServedModel {
 }
 
 export interface ListModelsOptions {
-  readonly fetch?: typeof fetch;
+  /** The HTTP transport (proxies, CA file); the process-wide default when absent. */
+  readonly transport?: Transport | undefined;
   readonly signal?: AbortSignal;
   /** Per request; default 15 s, so a hung server is an error, not a hang. */
   readonly timeoutMs?: number;
@@ -187,13 +193,24 @@ async function getJson(
   options: ListModelsOptions,
   post?: unknown,
 ): Promise<unknown> {
-  const doFetch = options.fetch ?? fetch;
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? 15_000);
+  const transport = options.transport ?? defaultTransport();
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  let response: Response;
+  let response: TransportResponse | undefined;
   let text: string;
+  const timedOut = (): ProviderError =>
+    new ProviderError({
+      kind: 'timeout',
+      provider: endpoint.name,
+      message: `${endpoint.name} did not answer ${redact(url)} within ${Math.round(timeoutMs / 1000)} s.`,
+    });
+  // The whole exchange, body included, is bounded: a server that stalls mid-body is a timeout.
+  const onTimeout = (): void => response?.destroy(timedOut());
+  signal.addEventListener('abort', onTimeout, { once: true });
   try {
-    response = await doFetch(url, {
+    response = await transport.request({
+      url,
       method: post === undefined ? 'GET' : 'POST',
       headers: {
         accept: 'application/json',
@@ -203,26 +220,25 @@ async function getJson(
       },
       ...(post === undefined ? {} : { body: JSON.stringify(post) }),
       signal,
+      connectTimeoutMs: timeoutMs,
+      firstByteTimeoutMs: timeoutMs,
     });
-    text = await response.text();
+    text = await response.text(MAX_LIST_BYTES);
   } catch (error) {
     if (options.signal?.aborted) throw abortError();
-    if (timeout.aborted || isAbortError(error)) {
-      throw new ProviderError({
-        kind: 'timeout',
-        provider: endpoint.name,
-        message: `${endpoint.name} did not answer ${redact(url)} within ${Math.round((options.timeoutMs ?? 15_000) / 1000)} s.`,
-      });
-    }
+    if (timeout.aborted || isAbortError(error)) throw timedOut();
     throw classifyTransportError(endpoint.name, error, false);
+  } finally {
+    signal.removeEventListener('abort', onTimeout);
   }
+  if (timeout.aborted) throw timedOut();
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     body = undefined;
   }
-  if (!response.ok) {
+  if (response.status < 200 || response.status >= 300) {
     throw classifyHttpError({
       provider: endpoint.name,
       status: response.status,
