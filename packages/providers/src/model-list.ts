@@ -34,7 +34,14 @@ export interface ListModelsOptions {
 }
 
 export async function listServedModels(endpoint: Endpoint, options: ListModelsOptions = {}): Promise<ServedModel[]> {
-  return (await listRaw(endpoint, options))
+  let models: ServedModel[];
+  try {
+    models = await listRaw(endpoint, options);
+  } catch (error) {
+    // SEC-9: an error text never carries the key that was sent.
+    throw error instanceof ProviderError ? cleanProviderError(error, [endpoint.apiKey]) : error;
+  }
+  return models
     .filter(printable)
     .map((m) => (m.displayName !== undefined && !CONTROL.test(m.displayName) ? m : { ...m, displayName: undefined }));
 }
