@@ -241,6 +241,26 @@ describe('crystal models (SETUP-3)', () => {
     expect(chat?.headers.authorization).toBeUndefined();
   });
 
+  it('SETUP-3 crystal models goes through HTTP_PROXY like the chat requests', async () => {
+    const { startTestProxy } = await import('@crystal/testkit');
+    const proxy = await startTestProxy();
+    try {
+      fake = await FakeProvider.start();
+      home = tempHome({
+        provider: 'fake',
+        providers: {
+          fake: { protocol: 'openai', baseUri: `http://provider.test:${fake.port}/v1/`, apiKey: 'k', models: {} },
+        },
+      });
+      const list = await runCrystal(['models'], { home: home.path, env: { HTTP_PROXY: proxy.url } });
+      expect(list.stderr).toBe('');
+      expect(list.stdout).toMatch(/fake-large/);
+      expect(proxy.seen).toEqual([`http://provider.test:${fake.port}/v1/models`]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('SETUP-3 a provider that is down is one line naming the fix', async () => {
     const port = await freePort();
     home = tempHome({ providers: { ollama: { baseUri: `http://127.0.0.1:${port}/` } } });
