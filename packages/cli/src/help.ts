@@ -16,7 +16,8 @@ const SESSION_FLAGS = `  -p, --provider NAME        provider from the catalog (t
       --model-calls N        model-call budget of a turn, or "unlimited"
       --tool-calls N         tool-call budget of a turn (0 allows none), or "unlimited"
       --duration S           turn duration budget in seconds, or "unlimited"
-      --bash-timeout S       per-command bash timer in seconds, or "unlimited"`;
+      --bash-timeout S       per-command bash timer in seconds, or "unlimited"
+      --skills on|off        offer skills (the skill tool and its guidance; default: config, on)`;
 
 export const HELP = {
   main: `Crystal Code: an AI coding agent for the terminal.
@@ -43,7 +44,8 @@ Configuration lives in Home (~/.crystal/config.json). See 'crystal run --help'.
   run: `Usage: crystal run [options] [PROMPT]
 
 Runs one turn without a terminal UI. The prompt is the argument, or standard input when
-the argument is absent. Slash commands are interactive only.
+the argument is absent. A prompt '/name args' runs a custom command (.crystal/commands,
+.claude/commands, ~/.crystal/commands); built-in slash commands are interactive only.
 
 Options:
 ${SESSION_FLAGS}

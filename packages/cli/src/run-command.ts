@@ -3,6 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import {
   assembleWorkspaceTools,
+  discoverCommands,
+  expandCommand,
+  matchCustomCommand,
   ImageError,
   loadConfig,
   resolveHome,
@@ -18,11 +21,10 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   const options = parseRunOptions(argv);
   const prompt = options.prompt ?? (await readStdin());
   if (prompt.trim() === '') throw new UsageError('No prompt: pass it as an argument or on standard input.');
-  if (prompt.trimStart().startsWith('/')) {
-    throw new UsageError('Slash commands are interactive only; crystal run takes a plain prompt.');
-  }
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
+  // CMD-1: `/name args` runs a custom command: its expanded text is the prompt.
+  const message = expandRunPrompt(prompt, { home, workspace });
   // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
   const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
   // A call that would ask the operator is denied, and the question tool is dismissed (CLI-2).
@@ -36,6 +38,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     mode: options.plan ? 'plan' : 'work',
     approval: options.approval,
     bashTimeoutSeconds: options.bashTimeoutSeconds,
+    skills: options.skills,
     sessionId: () => sessionId,
     imageInput: () => imageInput,
     askQuestion: async () => {
@@ -59,13 +62,14 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     resume: options.resume,
     continueLatest: options.continue,
     mode: options.plan ? 'plan' : 'work',
+    skills: options.skills,
     tools: workspaceTools.tools,
     policy: workspaceTools.policy,
     mapException: workspaceTools.mapException,
   });
   sessionId = session.id;
   imageInput = session.imageInput;
-  const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
+  const text = options.images.length > 0 ? await withImages(session, message, options.images) : message;
   const printer = createPrinter(
     options.format,
     { stdout: guardedStdout(), stderr: process.stderr },
@@ -84,6 +88,21 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** A plain prompt as it is; a custom command expanded; any other slash command refused. */
+function expandRunPrompt(prompt: string, places: { home: string; workspace: string }): string {
+  if (!prompt.trimStart().startsWith('/')) return prompt;
+  const custom = matchCustomCommand(prompt, discoverCommands(places));
+  if (!custom) {
+    const name = prompt.trim().split(/\s/)[0];
+    throw new UsageError(
+      `Slash commands are interactive only; crystal run takes a plain prompt or a custom command, and ${name} is not one here (custom commands live in .crystal/commands, .claude/commands or ~/.crystal/commands).`,
+    );
+  }
+  const text = expandCommand(custom.command, custom.argument);
+  if (text.trim() === '') throw new UsageError(`/${custom.command.name} is empty: ${custom.command.path} has no text to send.`);
+  return text;
 }
 
 async function readStdin(): Promise<string> {

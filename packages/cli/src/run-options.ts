@@ -21,6 +21,8 @@ export interface RunOptions {
   readonly resume?: string | undefined;
   readonly continue: boolean;
   readonly showThinking: boolean;
+  /** `--skills on|off` (SKILL-1); absent means config.json `skills`, default on. */
+  readonly skills?: boolean | undefined;
 }
 
 export function parseRunOptions(argv: readonly string[]): RunOptions {
@@ -57,6 +59,7 @@ export function parseRunOptions(argv: readonly string[]): RunOptions {
   const duration = countFlag('--duration', v.duration, 1, MAX_TIMER_SECONDS);
   if (duration !== undefined) limits.maxDurationMs = duration === null ? null : duration * 1000;
   const bash = countFlag('--bash-timeout', v['bash-timeout'], 1, MAX_TIMER_SECONDS);
+  const skills = onOff('--skills', v.skills);
   const prompt = parsed.positionals.length > 0 ? parsed.positionals.join(' ') : undefined;
   return {
     prompt,
@@ -74,6 +77,7 @@ export function parseRunOptions(argv: readonly string[]): RunOptions {
     resume: v.resume,
     continue: v.continue === true,
     showThinking: v['show-thinking'] === true,
+    ...(skills === undefined ? {} : { skills }),
   };
 }
 
@@ -100,6 +104,7 @@ function parse(argv: readonly string[]) {
       resume: { type: 'string' },
       continue: { type: 'boolean' },
       'show-thinking': { type: 'boolean' },
+      skills: { type: 'string' },
     },
   });
 }
@@ -118,4 +123,11 @@ function countFlag(
     throw new UsageError(`${flag} must be an integer from ${min} to ${max}, or "unlimited"; got '${value}'.`);
   }
   return n;
+}
+
+function onOff(flag: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on') return true;
+  if (value === 'off') return false;
+  throw new UsageError(`${flag} must be on or off, not '${value}'.`);
 }

@@ -110,6 +110,7 @@ async function serve(options: WebOptions): Promise<number> {
     approval: s.approval,
     plan: s.plan,
     bashTimeoutSeconds: s.bashTimeoutSeconds,
+    skills: s.skills,
     resume: s.resume,
     continueLatest: s.continue,
   });

@@ -308,7 +308,8 @@ describe('crystal run with tools and approval', () => {
     const names = ((fake.requests[0]?.body as { tools: Array<{ function: { name: string } }> }).tools ?? []).map(
       (t) => t.function.name,
     );
-    expect(names).toEqual(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question']);
+    // Reference 5.1: Plan is these plus `skill` (skills are on by default), which comes last.
+    expect(names).toEqual(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question', 'skill']);
   });
 });
 

@@ -5,7 +5,17 @@
  */
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-write.js';
-import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseCommand } from './commands/registry.js';
+import {
+  type CommandOutput,
+  type CommandSpec,
+  helpText,
+  isCommand,
+  type ParsedCommand,
+  parseCommand,
+  withCustomCommands,
+} from './commands/registry.js';
+import { customCommandSpecs, discoverCommands, expandCommand, matchCustomCommand } from './extensions/commands.js';
+import type { ExtensionPlaces } from './extensions/search-paths.js';
 import type { EngineEvent, TurnResult } from './events.js';
 import type { ToolContext } from '@crystal/core';
 import type { ApprovalAnswer, ApprovalCard, ApprovalMode, ApprovalRequest, AutoPassCard } from './approval/index.js';
@@ -107,6 +117,8 @@ export class SessionController {
       mode: options.plan ? 'plan' : 'work',
       approval: options.approval,
       bashTimeoutSeconds: options.bashTimeoutSeconds,
+      skills: options.skills,
+      userHome: options.userHome,
       askApproval: (request) => (holder.controller as SessionController).askApproval(request),
       askQuestion: (questions, context) => (holder.controller as SessionController).askQuestion(questions, context),
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
@@ -127,6 +139,7 @@ export class SessionController {
     const controller = new SessionController(session);
     holder.controller = controller;
     controller.tools = tools;
+    controller.userHome = options.userHome;
     tools.todos.onChange((items) => controller.emit({ type: 'todos', items }));
     // Beyond the peers: a turn a crash interrupted (say, while an approval was pending) goes on
     // where it stopped; the approval is asked again instead of being lost.
@@ -172,6 +185,7 @@ export class SessionController {
   }
 
   private resumePending = false;
+  private userHome: string | undefined;
 
   private async askApproval(request: ApprovalRequest): Promise<ApprovalAnswer> {
     const { card, choices, signal, call } = request;
@@ -351,6 +365,23 @@ export class SessionController {
 
   private command(text: string): void {
     const parsed = parseCommand(text);
+    // CMD-1: a custom command sends its expanded text like typed text.
+    const custom = parsed ? null : matchCustomCommand(text, discoverCommands(this.places()));
+    if (custom) {
+      const message = expandCommand(custom.command, custom.argument);
+      if (message.trim() === '') {
+        this.emit({
+          type: 'command-output',
+          command: text.trim(),
+          output: { kind: 'error', text: `/${custom.command.name} is empty: ${custom.command.path} has no text to send.` },
+        });
+        return;
+      }
+      // Queued as a message (never parsed again), so a command whose text starts with / cannot loop.
+      this.enqueue({ id: this.nextId++, kind: 'message', text: message });
+      if (this.current === 'idle') this.pump();
+      return;
+    }
     if (!parsed) {
       this.emit({
         type: 'command-output',
@@ -475,6 +506,20 @@ export class SessionController {
     }
   }
 
+  /** Where this session's extensions are looked for (CMD-1, SKILL-1). */
+  private places(): ExtensionPlaces {
+    return {
+      home: this.active.home,
+      workspace: this.active.workspace,
+      ...(this.userHome === undefined ? {} : { userHome: this.userHome }),
+    };
+  }
+
+  /** Built-in and custom commands, for the slash picker and `/help` (CMD-1). */
+  commands(): CommandSpec[] {
+    return withCustomCommands(customCommandSpecs(discoverCommands(this.places())));
+  }
+
   private async runCommand(command: ParsedCommand): Promise<void> {
     let output: CommandOutput;
     try {
@@ -489,7 +534,7 @@ export class SessionController {
     const arg = command.argument;
     switch (command.spec.name) {
       case 'help':
-        return { kind: 'text', title: 'Help', text: helpText() };
+        return { kind: 'text', title: 'Help', text: helpText(customCommandSpecs(discoverCommands(this.places()))) };
       case 'status':
         return { kind: 'text', title: 'Status', text: this.statusText() };
       case 'stats':

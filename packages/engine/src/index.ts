@@ -30,3 +30,4 @@ export * from './trust.js';
 export * from './discovery.js';
 export { editConfig, persistPreferences } from './preferences.js';
 export * from './config/json-edit.js';
+export * from './extensions/index.js';

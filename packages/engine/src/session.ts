@@ -84,6 +84,18 @@ export interface SessionOptions {
   readonly clientOptions?: ClientOptions;
   /** Open without a model client (export, listing): any request fails with a clear error. */
   readonly offline?: boolean;
+  /** `--skills on|off` for this process; over `config.json` `skills` (SKILL-1). */
+  readonly skills?: boolean | undefined;
+  /** The user's home folder for the Claude, agents and OpenCode folders; defaults to `os.homedir()`. */
+  readonly userHome?: string | undefined;
+}
+
+/** Skills on or off (flag over config, default on) and the user home, for the system prompt. */
+function extensionOptions(options: SessionOptions): { skills: boolean; userHome?: string } {
+  return {
+    skills: options.skills ?? options.config.skills ?? true,
+    ...(options.userHome === undefined ? {} : { userHome: options.userHome }),
+  };
 }
 
 export interface TurnHooks {
@@ -168,6 +180,7 @@ export class Session {
         home: options.home,
         provider: state.provider,
         model: state.model,
+        ...extensionOptions(options),
       }),
     );
     // Saved contexts never hold the live system prompt (a leading system message there is a
@@ -518,6 +531,7 @@ export class Session {
         home: this.options.home,
         provider: this.state.provider,
         model: this.state.model,
+        ...extensionOptions(this.options),
       }),
     );
     if (this.state.context[0]?.role === 'system') this.state.context[0] = system;

@@ -18,6 +18,7 @@ import { bashTimeoutMs } from './bash-timeout.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
+import { discoverSkills, skillTool } from './extensions/skills.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
@@ -38,6 +39,10 @@ export interface WorkspaceToolOptions {
   readonly onNote?: (text: string) => void;
   readonly sessionId: () => string;
   readonly imageInput: () => boolean;
+  /** Skills (SKILL-1): the `skill` tool and the skill-tree auto-pass; over `config.skills`, default on. */
+  readonly skills?: boolean | undefined;
+  /** The user's home folder for the Claude, agents and OpenCode skill folders; defaults to `os.homedir()`. */
+  readonly userHome?: string | undefined;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
   readonly env?: NodeJS.ProcessEnv;
@@ -85,6 +90,10 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     createImageClient: () => imageModelClient(options.home, options.config, options.env ?? process.env),
     ...(options.config.imageModel?.thinkingEffort ? { imageModelThinking: options.config.imageModel.thinkingEffort } : {}),
   });
+  // SKILL-1: skills are text and load in any workspace; they are found afresh when asked.
+  const skillsOn = options.skills ?? options.config.skills ?? true;
+  const skillPlaces = { home: options.home, workspace: options.workspace, userHome: options.userHome };
+  const skills = skillsOn ? [skillTool(() => discoverSkills(skillPlaces))] : [];
   const policy: ApprovalPolicy = createApprovalPolicy({
     mode: options.approval ?? options.config.approval ?? 'default',
     plan: () => mode === 'plan',
@@ -95,12 +104,14 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onDecided ? { onDecided: options.onDecided } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
     externalTool: externalToolFacts(external.tools),
+    ...(skillsOn ? { skillRoots: () => discoverSkills(skillPlaces).roots } : {}),
   });
   return {
     tools: () => [
       ...catalogFor(mode, builtins),
       ...multimodalToolsFor({ imageInput: options.imageInput(), imageModel: options.config.imageModel, tools: imageTools }),
       ...externalToolsFor(external.tools, mode),
+      ...skills,
     ],
     policy,
     todos,

@@ -51,6 +51,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
     approval: options.approval,
     plan: options.plan,
     bashTimeoutSeconds: options.bashTimeoutSeconds,
+    skills: options.skills,
     resume: options.resume,
     continueLatest: options.continue,
   });

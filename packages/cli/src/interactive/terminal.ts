@@ -47,7 +47,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       outputTokens: 0,
       queued: 0,
     },
-    commands: pickerCommands(home, () => controller.session.workspace),
+    commands: pickerCommands(home, () => controller.session.workspace, controller.commands()),
     home: process.env.HOME,
   });
   const view = new SessionView(app, controller, options.config);

@@ -14,7 +14,9 @@ export type CommandPhase =
   /** Changes the session, workspace or model: refused while a turn or compaction runs. */
   | 'idle-only'
   /** A side question: its own request, runs at once (BTW-2). */
-  | 'side';
+  | 'side'
+  /** A custom command (CMD-1): its expanded text is sent like typed text (queued while busy). */
+  | 'message';
 
 export type CommandOutput =
   | { readonly kind: 'text'; readonly title?: string; readonly text: string }
@@ -100,9 +102,15 @@ export function commandCompletions(prefix: string): CommandSpec[] {
   return COMMANDS.filter((spec) => [spec.name, ...spec.aliases].some((n) => n.startsWith(typed)));
 }
 
-export function helpText(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.usage.length));
-  const lines = COMMANDS.map((c) => {
+/** Built-in commands, then the custom ones (CMD-1) whose names no built-in name or alias takes. */
+export function withCustomCommands(custom: readonly CommandSpec[]): CommandSpec[] {
+  return [...COMMANDS, ...custom.filter((spec) => !byName.has(spec.name))];
+}
+
+export function helpText(custom: readonly CommandSpec[] = []): string {
+  const all = withCustomCommands(custom);
+  const width = Math.max(...all.map((c) => c.usage.length));
+  const lines = all.map((c) => {
     const aliases = c.aliases.length > 0 ? ` (${c.aliases.map((a) => `/${a}`).join(', ')})` : '';
     return `${c.usage.padEnd(width)}  ${c.summary}${aliases}`;
   });

@@ -98,6 +98,8 @@ export const configSchema = z.object({
   compactionThreshold: z.optional(z.number().check(z.gt(0), z.maximum(1))),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
   workspaceTrust: z.optional(z.boolean()),
+  /** Skills: the `skill` tool, the guidance and the skill-tree auto-pass (SKILL-1; default true). */
+  skills: z.optional(z.boolean()),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { arch, release, type } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findGitRoot } from '../tools/builtin/walker.js';
+import { discoverSkills, skillGuidance } from '../extensions/skills.js';
 import { findInstructionFiles, type InstructionFile } from './instructions.js';
 
 export type PromptMode = 'plan' | 'work';
@@ -23,6 +24,8 @@ export interface SystemPromptOptions {
   readonly userHome?: string;
   readonly sessionId?: string;
   readonly approval?: string;
+  /** Skill guidance after the `<env>` block (SKILL-1); default on. */
+  readonly skills?: boolean;
 }
 
 const SHARED_RULES = `Ground rules:
@@ -64,6 +67,12 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     ...(options.userHome === undefined ? {} : { userHome: options.userHome }),
   });
   const parts = [body, envBlock(options)];
+  if (options.skills !== false) {
+    const guidance = skillGuidance(
+      discoverSkills({ home: options.home, workspace: options.workspace, userHome: options.userHome }),
+    );
+    if (guidance) parts.push(guidance);
+  }
   if (files.length > 0) parts.push(instructionsSection(files));
   return parts.join('\n\n');
 }
