@@ -18,6 +18,7 @@ import { bashTimeoutMs } from './bash-timeout.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
+import { loadHooks, withPreToolUseHooks } from './extensions/hooks.js';
 import { discoverSkills, skillTool } from './extensions/skills.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
@@ -106,6 +107,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     externalTool: externalToolFacts(external.tools),
     ...(skillsOn ? { skillRoots: () => discoverSkills(skillPlaces).roots } : {}),
   });
+  // HOOK-1: config.json hooks always; the project's only in a trusted workspace (trust.ts isTrusted).
+  const hooks = loadHooks({ home: options.home, workspace: options.workspace, hooks: options.config.hooks });
   return {
     tools: () => [
       ...catalogFor(mode, builtins),
@@ -113,10 +116,15 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       ...externalToolsFor(external.tools, mode),
       ...skills,
     ],
-    policy,
+    policy: withPreToolUseHooks(policy, hooks.preToolUse, {
+      workspace: options.workspace,
+      sessionId: options.sessionId,
+      onNote: options.onNote,
+      env: options.env,
+    }),
     todos,
     mapException: builtinExceptionMapper,
-    notes: external.notes,
+    notes: [...external.notes, ...hooks.notes],
     mode: () => mode,
     setMode: (next) => {
       mode = next;

@@ -100,6 +100,8 @@ export const configSchema = z.object({
   workspaceTrust: z.optional(z.boolean()),
   /** Skills: the `skill` tool, the guidance and the skill-tree auto-pass (SKILL-1; default true). */
   skills: z.optional(z.boolean()),
+  /** Hooks in Claude Code's shape (HOOK-1): `{ "PreToolUse": [{ "matcher", "hooks": [{ "type": "command", "command", "timeout" }] }] }`. */
+  hooks: z.optional(z.record(z.string(), z.unknown())),
 });
 
 export type Config = z.output<typeof configSchema>;

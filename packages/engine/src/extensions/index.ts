@@ -2,3 +2,4 @@ export * from './front-matter.js';
 export * from './search-paths.js';
 export * from './commands.js';
 export * from './skills.js';
+export * from './hooks.js';

@@ -1,0 +1,151 @@
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { FakeProvider, type FakeReply, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+
+let fake: FakeProvider | undefined;
+let home: TempHome | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+  home?.dispose();
+  home = undefined;
+});
+
+function put(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+/** A Claude Code project whose `.claude/settings.json` has a PreToolUse hook that blocks `rm`, copied as is. */
+function projectWithRmHook(): string {
+  const workspace = realpathSync(tempDir('crystal-hook-project-'));
+  mkdirSync(join(workspace, '.git'));
+  put(join(workspace, 'victim.txt'), 'keep me\n');
+  put(
+    join(workspace, '.claude', 'hooks', 'block-rm.sh'),
+    [
+      '#!/bin/sh',
+      'input=$(cat)',
+      'case "$input" in',
+      '  *\'"tool_name":"Bash"\'*\'"command":"rm \'*) echo "rm is not allowed in this repository; move files to trash/ instead." >&2; exit 2 ;;',
+      'esac',
+      'exit 0',
+      '',
+    ].join('\n'),
+  );
+  put(
+    join(workspace, '.claude', 'settings.json'),
+    JSON.stringify({
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: 'Bash',
+            hooks: [{ type: 'command', command: 'sh "$CLAUDE_PROJECT_DIR/.claude/hooks/block-rm.sh"', timeout: 10 }],
+          },
+        ],
+      },
+    }),
+  );
+  return workspace;
+}
+
+const SCRIPT: FakeReply[] = [
+  {
+    toolCalls: [
+      { id: 'call-rm', name: 'bash', arguments: { command: 'rm victim.txt' } },
+      { id: 'call-ok', name: 'bash', arguments: { command: 'echo made > made.txt' } },
+    ],
+  },
+  { text: 'done' },
+];
+
+type Body = { messages: Array<{ role: string; content: unknown; tool_call_id?: string }> };
+const text = (content: unknown): string =>
+  typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
+
+describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
+  it('HOOK-1 a trusted project PreToolUse hook blocks rm with a reason the model sees; other calls run', async () => {
+    const workspace = projectWithRmHook();
+    fake = await FakeProvider.start({ replies: SCRIPT, whenExhausted: 'error' });
+    home = tempHome(fakeConfig(fake.baseUri));
+    writeFileSync(join(home.path, 'trusted.json'), JSON.stringify({ trusted: [workspace] }));
+    const result = await runCrystal(['run', '--approval', 'full', '--format', 'json', 'clean up'], {
+      home: home.path,
+      cwd: workspace,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(workspace, 'victim.txt'), 'utf8')).toBe('keep me\n');
+    expect(existsSync(join(workspace, 'made.txt'))).toBe(true);
+    const tools = (fake.requests[1]?.body as Body).messages.filter((m) => m.role === 'tool');
+    expect(text(tools.find((m) => m.tool_call_id === 'call-rm')?.content)).toContain(
+      'Blocked by a PreToolUse hook: rm is not allowed in this repository; move files to trash/ instead.',
+    );
+    expect(text(tools.find((m) => m.tool_call_id === 'call-ok')?.content)).toContain('exit 0');
+  });
+
+  it('HOOK-1 an untrusted project’s hooks do not run, and a note says why', async () => {
+    const workspace = projectWithRmHook();
+    fake = await FakeProvider.start({ replies: SCRIPT, whenExhausted: 'error' });
+    home = tempHome(fakeConfig(fake.baseUri));
+    const result = await runCrystal(['run', '--approval', 'full', 'clean up'], { home: home.path, cwd: workspace });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('did not load: this workspace is not trusted');
+    expect(existsSync(join(workspace, 'victim.txt'))).toBe(false);
+  });
+
+  it('HOOK-1 a Home config.json hook runs in any workspace and blocks with a JSON decision', async () => {
+    const workspace = realpathSync(tempDir('crystal-hook-plain-'));
+    put(join(workspace, 'victim.txt'), 'keep me\n');
+    fake = await FakeProvider.start({ replies: SCRIPT, whenExhausted: 'error' });
+    home = tempHome(
+      fakeConfig(fake.baseUri, {
+        hooks: {
+          PreToolUse: [
+            {
+              matcher: 'bash',
+              hooks: [
+                {
+                  type: 'command',
+                  command: `grep -q '"command":"rm ' && echo '{"decision":"block","reason":"No rm from Home policy."}' || true`,
+                },
+              ],
+            },
+          ],
+        },
+      }),
+    );
+    const result = await runCrystal(['run', '--approval', 'full', 'clean up'], { home: home.path, cwd: workspace });
+    expect(result.code).toBe(0);
+    expect(existsSync(join(workspace, 'victim.txt'))).toBe(true);
+    const tools = (fake.requests[1]?.body as Body).messages.filter((m) => m.role === 'tool');
+    expect(text(tools.find((m) => m.tool_call_id === 'call-rm')?.content)).toContain(
+      'Blocked by a PreToolUse hook: No rm from Home policy.',
+    );
+    expect(existsSync(join(workspace, 'made.txt'))).toBe(true);
+  });
+
+  it('HOOK-1 a hook that hangs is killed at its timeout, reported, and the call goes on', async () => {
+    const workspace = realpathSync(tempDir('crystal-hook-hang-'));
+    fake = await FakeProvider.start({
+      replies: [
+        { toolCalls: [{ id: 'call-1', name: 'bash', arguments: { command: 'echo after > after.txt' } }] },
+        { text: 'done' },
+      ],
+      whenExhausted: 'error',
+    });
+    const pidFile = join(workspace, 'hook.pid');
+    home = tempHome(
+      fakeConfig(fake.baseUri, {
+        hooks: { PreToolUse: [{ matcher: '*', hooks: [{ command: `echo $$ > ${pidFile}; exec sleep 600`, timeout: 1 }] }] },
+      }),
+    );
+    const result = await runCrystal(['run', '--approval', 'full', 'go'], { home: home.path, cwd: workspace });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('timed out after 1 seconds and was killed; the call went on.');
+    expect(existsSync(join(workspace, 'after.txt'))).toBe(true);
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+});

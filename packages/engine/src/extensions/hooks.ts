@@ -1,0 +1,265 @@
+/**
+ * Hooks (HOOK-1), `PreToolUse` so far, in Claude Code's shape:
+ *   "hooks": { "PreToolUse": [ { "matcher": "Bash", "hooks": [ { "type": "command", "command": "…", "timeout": 60 } ] } ] }
+ * from `config.json` (Home: always runs) and the project's `.crystal/settings.json` and
+ * `.claude/settings.json` (project code: runs only when `isTrusted` in trust.ts says the
+ * workspace is trusted). The hook gets the call as JSON on stdin; exit code 2 (stderr is the
+ * reason) or a JSON `{"decision":"block","reason":…}` on stdout blocks the call, and the model
+ * sees the reason. A hook that outlives its timeout is killed with its process group and
+ * reported; any other failure is reported and does not block.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ParsedToolCall, PolicyDecision, ToolInvocationPolicy } from '@crystal/core';
+import { isTrusted } from '../trust.js';
+import { superviseGroup } from '../tools/process-group.js';
+
+export type HookEvent = 'PreToolUse';
+
+export interface HookCommand {
+  readonly matcher: string;
+  readonly command: string;
+  readonly timeoutSeconds: number;
+  /** Where it was configured (named in notes). */
+  readonly source: string;
+}
+
+export interface HookSet {
+  readonly preToolUse: readonly HookCommand[];
+  readonly notes: readonly string[];
+}
+
+const DEFAULT_TIMEOUT_SECONDS = 60;
+const MAX_OUTPUT = 64 * 1024;
+
+/** Claude Code's tool names for the built-ins, so matchers and scripts written for it work unchanged. */
+const CLAUDE_NAMES: Readonly<Record<string, string>> = {
+  bash: 'Bash',
+  read: 'Read',
+  write: 'Write',
+  edit: 'Edit',
+  glob: 'Glob',
+  grep: 'Grep',
+  list: 'LS',
+  todowrite: 'TodoWrite',
+  todoread: 'TodoRead',
+  skill: 'Skill',
+};
+
+export function loadHooks(options: { home: string; workspace: string; hooks?: unknown }): HookSet {
+  const notes: string[] = [];
+  const preToolUse: HookCommand[] = [];
+  const add = (value: unknown, source: string): void => {
+    if (value === undefined) return;
+    for (const hook of parseEvent(value, 'PreToolUse', source, notes)) preToolUse.push(hook);
+  };
+  add(options.hooks, join(options.home, 'config.json'));
+  const projectFiles = [
+    join(options.workspace, '.claude', 'settings.json'),
+    join(options.workspace, '.crystal', 'settings.json'),
+  ];
+  const present: Array<{ file: string; hooks: unknown }> = [];
+  for (const file of projectFiles) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    try {
+      const hooks = (JSON.parse(text) as { hooks?: unknown }).hooks;
+      if (hooks !== undefined) present.push({ file, hooks });
+    } catch (error) {
+      notes.push(`Hooks in ${file} were not loaded: it is not valid JSON (${(error as Error).message}).`);
+    }
+  }
+  if (present.length > 0) {
+    if (isTrusted(options.home, options.workspace)) for (const { file, hooks } of present) add(hooks, file);
+    else
+      notes.push(
+        `Project hooks in ${present.map((p) => p.file).join(' and ')} did not load: this workspace is not trusted. Trust it to run them (start crystal here and answer the trust prompt).`,
+      );
+  }
+  return { preToolUse, notes };
+}
+
+function parseEvent(hooks: unknown, event: HookEvent, source: string, notes: string[]): HookCommand[] {
+  if (typeof hooks !== 'object' || hooks === null) {
+    notes.push(`"hooks" in ${source} must be an object of event names; it was ignored.`);
+    return [];
+  }
+  const groups = (hooks as Record<string, unknown>)[event];
+  if (groups === undefined) return [];
+  if (!Array.isArray(groups)) {
+    notes.push(`hooks.${event} in ${source} must be a list of {matcher, hooks}; it was ignored.`);
+    return [];
+  }
+  const found: HookCommand[] = [];
+  for (const [index, group] of groups.entries()) {
+    const g = group as { matcher?: unknown; hooks?: unknown };
+    const matcher = typeof g?.matcher === 'string' ? g.matcher : '';
+    if (!Array.isArray(g?.hooks)) {
+      notes.push(`hooks.${event}[${index}] in ${source} has no "hooks" list; it was ignored.`);
+      continue;
+    }
+    for (const hook of g.hooks as unknown[]) {
+      const h = hook as { type?: unknown; command?: unknown; timeout?: unknown };
+      if ((h?.type !== undefined && h.type !== 'command') || typeof h?.command !== 'string' || h.command.trim() === '') {
+        notes.push(`hooks.${event}[${index}] in ${source}: only {"type": "command", "command": "…"} hooks run; one was ignored.`);
+        continue;
+      }
+      const timeout = typeof h.timeout === 'number' && h.timeout > 0 ? Math.min(h.timeout, 2147483) : DEFAULT_TIMEOUT_SECONDS;
+      found.push({ matcher, command: h.command, timeoutSeconds: timeout, source });
+    }
+  }
+  return found;
+}
+
+/** Claude Code matchers: empty or `*` matches every tool; otherwise a regex over the whole name (ours or Claude's), case-insensitive. */
+export function matches(matcher: string, tool: string): boolean {
+  if (matcher === '' || matcher === '*') return true;
+  const names = [tool, CLAUDE_NAMES[tool] ?? tool];
+  try {
+    const pattern = new RegExp(`^(?:${matcher})$`, 'i');
+    return names.some((name) => pattern.test(name));
+  } catch {
+    return names.some((name) => name.toLowerCase() === matcher.toLowerCase());
+  }
+}
+
+export interface HookRun {
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+}
+
+/** Runs one hook command with `input` as JSON on stdin, in its own process group, killed at its timeout. */
+export function runHook(
+  hook: HookCommand,
+  input: unknown,
+  options: { cwd: string; signal: AbortSignal; env?: NodeJS.ProcessEnv },
+): Promise<HookRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', hook.command], {
+      cwd: options.cwd,
+      env: { ...(options.env ?? process.env), CLAUDE_PROJECT_DIR: options.cwd, CRYSTAL_PROJECT_DIR: options.cwd },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      if (stdout.length < MAX_OUTPUT) stdout += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      if (stderr.length < MAX_OUTPUT) stderr += c;
+    });
+    // A hook that never reads stdin must not fail the write.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(`${JSON.stringify(input)}\n`);
+    const group = superviseGroup(child, { timeoutMs: hook.timeoutSeconds * 1000, signal: options.signal, killGraceMs: 1000 });
+    child.on('error', (error) => {
+      group.release(false);
+      reject(error);
+    });
+    child.on('close', (exitCode) => {
+      group.release(true);
+      resolve({ exitCode, stdout, stderr, timedOut: group.timedOut, cancelled: group.cancelled });
+    });
+  });
+}
+
+export interface PreToolUseContext {
+  readonly workspace: string;
+  readonly sessionId: () => string;
+  readonly onNote?: ((text: string) => void) | undefined;
+  readonly env?: NodeJS.ProcessEnv | undefined;
+}
+
+/** What the matching PreToolUse hooks say about a call: a block with its reason, or nothing. */
+export async function preToolUse(
+  hooks: readonly HookCommand[],
+  call: ParsedToolCall,
+  signal: AbortSignal,
+  context: PreToolUseContext,
+): Promise<{ block: string } | undefined> {
+  for (const hook of hooks) {
+    if (!matches(hook.matcher, call.name)) continue;
+    const input = {
+      session_id: context.sessionId(),
+      hook_event_name: 'PreToolUse',
+      cwd: context.workspace,
+      tool_name: CLAUDE_NAMES[call.name] ?? call.name,
+      crystal_tool_name: call.name,
+      tool_input: call.input ?? {},
+    };
+    let run: HookRun;
+    try {
+      run = await runHook(hook, input, { cwd: context.workspace, signal, ...(context.env ? { env: context.env } : {}) });
+    } catch (error) {
+      context.onNote?.(`PreToolUse hook '${hook.command}' (${hook.source}) could not start: ${(error as Error).message}.`);
+      continue;
+    }
+    if (run.cancelled) return undefined;
+    if (run.timedOut) {
+      context.onNote?.(
+        `PreToolUse hook '${hook.command}' (${hook.source}) timed out after ${hook.timeoutSeconds} seconds and was killed; the call went on.`,
+      );
+      continue;
+    }
+    if (run.exitCode === 2) return { block: reasonText(run.stderr, hook) };
+    const decision = parseDecision(run.stdout);
+    if (decision !== undefined) return { block: reasonText(decision, hook) };
+    if (run.exitCode !== 0) {
+      context.onNote?.(
+        `PreToolUse hook '${hook.command}' (${hook.source}) failed with exit code ${run.exitCode}${run.stderr.trim() ? `: ${run.stderr.trim().slice(0, 500)}` : ''}; the call went on.`,
+      );
+    }
+  }
+  return undefined;
+}
+
+/** `{"decision":"block","reason":…}` (or Claude's `hookSpecificOutput.permissionDecision: "deny"`): the reason, or '' when none; undefined when it does not block. */
+function parseDecision(stdout: string): string | undefined {
+  const text = stdout.trim();
+  if (!text.startsWith('{')) return undefined;
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const decision = typeof value.decision === 'string' ? value.decision.toLowerCase() : '';
+  if (decision === 'block' || decision === 'deny') return typeof value.reason === 'string' ? value.reason : '';
+  const specific = value.hookSpecificOutput as Record<string, unknown> | undefined;
+  if (specific && specific.permissionDecision === 'deny') {
+    return typeof specific.permissionDecisionReason === 'string' ? specific.permissionDecisionReason : '';
+  }
+  return undefined;
+}
+
+function reasonText(reason: string, hook: HookCommand): string {
+  const text = reason.trim().slice(0, 4000);
+  return `Blocked by a PreToolUse hook${text ? `: ${text}` : ` (${hook.command}).`}`;
+}
+
+/** The policy with the PreToolUse hooks in front: a block never reaches the approval step. */
+export function withPreToolUseHooks<P extends ToolInvocationPolicy>(
+  policy: P,
+  hooks: readonly HookCommand[],
+  context: PreToolUseContext,
+): P {
+  if (hooks.length === 0) return policy;
+  const wrapped = Object.create(policy) as P;
+  Object.defineProperty(wrapped, 'decide', {
+    value: async (call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> => {
+      const verdict = await preToolUse(hooks, call, signal, context);
+      if (verdict) return { allow: false, reason: verdict.block };
+      return policy.decide(call, signal);
+    },
+  });
+  return wrapped;
+}
