@@ -1,0 +1,84 @@
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadHooks, matches, preToolUse, trustWorkspace } from '../src/index.js';
+
+function places() {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'crystal-hooks-')));
+  const workspace = join(root, 'repo');
+  const home = join(root, 'home');
+  mkdirSync(join(workspace, '.git'), { recursive: true });
+  mkdirSync(join(workspace, '.crystal'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  return { workspace, home };
+}
+
+const hook = (command: string, matcher = '*') => ({ PreToolUse: [{ matcher, hooks: [{ type: 'command', command }] }] });
+const call = (name: string, input: unknown) => ({ id: 'c', name, arguments: JSON.stringify(input), input });
+
+describe('hook loading (HOOK-1)', () => {
+  it('HOOK-1 project .crystal/settings.json hooks load only after the workspace is trusted (trust.ts isTrusted)', async () => {
+    const p = places();
+    writeFileSync(join(p.workspace, '.crystal', 'settings.json'), JSON.stringify({ hooks: hook('exit 2') }));
+    const before = loadHooks(p);
+    expect(before.preToolUse).toHaveLength(0);
+    expect(before.notes.join('\n')).toContain('is not trusted');
+    await trustWorkspace(p.home, p.workspace);
+    const after = loadHooks(p);
+    expect(after.preToolUse.map((h) => h.command)).toEqual(['exit 2']);
+    expect(after.notes).toEqual([]);
+  });
+
+  it('HOOK-1 broken settings and hooks that are not commands are named in notes, not thrown', () => {
+    const p = places();
+    writeFileSync(join(p.workspace, '.crystal', 'settings.json'), '{ not json');
+    const loaded = loadHooks({
+      ...p,
+      hooks: { PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'prompt', prompt: 'x' }] }, { matcher: 'x' }] },
+    });
+    expect(loaded.preToolUse).toHaveLength(0);
+    const notes = loaded.notes.join('\n');
+    expect(notes).toContain(`${join(p.workspace, '.crystal', 'settings.json')} were not loaded: it is not valid JSON`);
+    expect(notes).toContain('only {"type": "command", "command": "…"} hooks run');
+    expect(notes).toContain('has no "hooks" list');
+  });
+
+  it('HOOK-1 matchers: empty and * match all; regex over our name or Claude Code’s, case-insensitive', () => {
+    expect(matches('', 'bash')).toBe(true);
+    expect(matches('*', 'read')).toBe(true);
+    expect(matches('Bash', 'bash')).toBe(true);
+    expect(matches('Edit|Write', 'write')).toBe(true);
+    expect(matches('Edit|Write', 'bash')).toBe(false);
+    expect(matches('LS', 'list')).toBe(true);
+    expect(matches('Bas', 'bash')).toBe(false);
+  });
+
+  it('HOOK-1 the hook gets the call as JSON on stdin; a non-blocking failure is a note, Claude’s permissionDecision deny blocks', async () => {
+    const p = places();
+    const notes: string[] = [];
+    const context = { workspace: p.workspace, sessionId: () => 's1', onNote: (t: string) => notes.push(t) };
+    const signal = new AbortController().signal;
+    const echo = loadHooks({ ...p, hooks: hook(`cat > ${join(p.workspace, 'stdin.json')}; exit 1`) }).preToolUse;
+    expect(await preToolUse(echo, call('bash', { command: 'ls' }), signal, context)).toBeUndefined();
+    const { readFileSync } = await import('node:fs');
+    expect(JSON.parse(readFileSync(join(p.workspace, 'stdin.json'), 'utf8'))).toEqual({
+      session_id: 's1',
+      hook_event_name: 'PreToolUse',
+      cwd: p.workspace,
+      tool_name: 'Bash',
+      crystal_tool_name: 'bash',
+      tool_input: { command: 'ls' },
+    });
+    expect(notes.join('\n')).toContain('failed with exit code 1; the call went on.');
+    const deny = loadHooks({
+      ...p,
+      hooks: hook(
+        `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}'`,
+      ),
+    }).preToolUse;
+    expect(await preToolUse(deny, call('read', { path: 'a' }), signal, context)).toEqual({
+      block: 'Blocked by a PreToolUse hook: nope',
+    });
+  });
+});
