@@ -18,7 +18,7 @@ import { bashTimeoutMs } from './bash-timeout.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
-import { loadHooks, withPreToolUseHooks } from './extensions/hooks.js';
+import { loadHooks, withPostToolUseHooks, withPreToolUseHooks } from './extensions/hooks.js';
 import { discoverSkills, skillTool } from './extensions/skills.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
@@ -109,19 +109,20 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   });
   // HOOK-1: config.json hooks always; the project's only in a trusted workspace (trust.ts isTrusted).
   const hooks = loadHooks({ home: options.home, workspace: options.workspace, hooks: options.config.hooks });
+  const hookContext = { workspace: options.workspace, sessionId: options.sessionId, onNote: options.onNote, env: options.env };
   return {
-    tools: () => [
-      ...catalogFor(mode, builtins),
-      ...multimodalToolsFor({ imageInput: options.imageInput(), imageModel: options.config.imageModel, tools: imageTools }),
-      ...externalToolsFor(external.tools, mode),
-      ...skills,
-    ],
-    policy: withPreToolUseHooks(policy, hooks.preToolUse, {
-      workspace: options.workspace,
-      sessionId: options.sessionId,
-      onNote: options.onNote,
-      env: options.env,
-    }),
+    tools: () =>
+      withPostToolUseHooks(
+        [
+          ...catalogFor(mode, builtins),
+          ...multimodalToolsFor({ imageInput: options.imageInput(), imageModel: options.config.imageModel, tools: imageTools }),
+          ...externalToolsFor(external.tools, mode),
+          ...skills,
+        ],
+        hooks.postToolUse,
+        hookContext,
+      ),
+    policy: withPreToolUseHooks(policy, hooks.preToolUse, hookContext),
     todos,
     mapException: builtinExceptionMapper,
     notes: [...external.notes, ...hooks.notes],

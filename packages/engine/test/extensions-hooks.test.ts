@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadHooks, matches, preToolUse, trustWorkspace } from '../src/index.js';
+import { type Config, assembleWorkspaceTools, loadHooks, matches, preToolUse, trustWorkspace } from '../src/index.js';
 
 function places() {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'crystal-hooks-')));
@@ -80,5 +80,32 @@ describe('hook loading (HOOK-1)', () => {
     expect(await preToolUse(deny, call('read', { path: 'a' }), signal, context)).toEqual({
       block: 'Blocked by a PreToolUse hook: nope',
     });
+  });
+
+  it('HOOK-1 PostToolUse gets the result on stdin after a call succeeds; exit 2 appends its reason for the model', async () => {
+    const p = places();
+    const seen = join(p.workspace, 'post.json');
+    const config = {
+      hooks: {
+        PostToolUse: [
+          { matcher: 'Read', hooks: [{ command: `cat > ${seen}; echo 'file was read; do not quote secrets' >&2; exit 2` }] },
+        ],
+      },
+    } as unknown as Config;
+    writeFileSync(join(p.workspace, 'a.txt'), 'alpha\n');
+    const tools = await assembleWorkspaceTools({ ...p, config, mode: 'work', sessionId: () => 's2', imageInput: () => false });
+    const read = tools.tools().find((t) => t.name === 'read');
+    const output = await read?.execute({ path: 'a.txt' }, { signal: new AbortController().signal, callId: 'c1' });
+    expect(output).toBe('     1|alpha\n\nA PostToolUse hook objected: file was read; do not quote secrets');
+    const { readFileSync } = await import('node:fs');
+    expect(JSON.parse(readFileSync(seen, 'utf8'))).toMatchObject({
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Read',
+      tool_input: { path: 'a.txt' },
+      tool_response: '     1|alpha',
+    });
+    // A tool the matcher does not name is not wrapped.
+    const list = tools.tools().find((t) => t.name === 'list');
+    expect(await list?.execute({}, { signal: new AbortController().signal, callId: 'c2' })).not.toContain('PostToolUse');
   });
 });

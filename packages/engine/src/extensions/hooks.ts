@@ -1,5 +1,5 @@
 /**
- * Hooks (HOOK-1), `PreToolUse` so far, in Claude Code's shape:
+ * Hooks (HOOK-1), `PreToolUse` and `PostToolUse` so far, in Claude Code's shape:
  *   "hooks": { "PreToolUse": [ { "matcher": "Bash", "hooks": [ { "type": "command", "command": "…", "timeout": 60 } ] } ] }
  * from `config.json` (Home: always runs) and the project's `.crystal/settings.json` and
  * `.claude/settings.json` (project code: runs only when `isTrusted` in trust.ts says the
@@ -11,11 +11,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ParsedToolCall, PolicyDecision, ToolInvocationPolicy } from '@crystal/core';
+import type { ParsedToolCall, PolicyDecision, ToolDefinition, ToolInvocationPolicy } from '@crystal/core';
 import { isTrusted } from '../trust.js';
 import { superviseGroup } from '../tools/process-group.js';
 
-export type HookEvent = 'PreToolUse';
+export type HookEvent = 'PreToolUse' | 'PostToolUse';
 
 export interface HookCommand {
   readonly matcher: string;
@@ -27,6 +27,7 @@ export interface HookCommand {
 
 export interface HookSet {
   readonly preToolUse: readonly HookCommand[];
+  readonly postToolUse: readonly HookCommand[];
   readonly notes: readonly string[];
 }
 
@@ -50,9 +51,13 @@ const CLAUDE_NAMES: Readonly<Record<string, string>> = {
 export function loadHooks(options: { home: string; workspace: string; hooks?: unknown }): HookSet {
   const notes: string[] = [];
   const preToolUse: HookCommand[] = [];
+  const postToolUse: HookCommand[] = [];
   const add = (value: unknown, source: string): void => {
     if (value === undefined) return;
     for (const hook of parseEvent(value, 'PreToolUse', source, notes)) preToolUse.push(hook);
+    // The object-shape note is given once per source, by the PreToolUse pass.
+    if (typeof value !== 'object' || value === null) return;
+    for (const hook of parseEvent(value, 'PostToolUse', source, notes)) postToolUse.push(hook);
   };
   add(options.hooks, join(options.home, 'config.json'));
   const projectFiles = [
@@ -81,7 +86,7 @@ export function loadHooks(options: { home: string; workspace: string; hooks?: un
         `Project hooks in ${present.map((p) => p.file).join(' and ')} did not load: this workspace is not trusted. Trust it to run them (start crystal here and answer the trust prompt).`,
       );
   }
-  return { preToolUse, notes };
+  return { preToolUse, postToolUse, notes };
 }
 
 function parseEvent(hooks: unknown, event: HookEvent, source: string, notes: string[]): HookCommand[] {
@@ -180,42 +185,55 @@ export interface PreToolUseContext {
 }
 
 /** What the matching PreToolUse hooks say about a call: a block with its reason, or nothing. */
-export async function preToolUse(
+export function preToolUse(
   hooks: readonly HookCommand[],
   call: ParsedToolCall,
   signal: AbortSignal,
   context: PreToolUseContext,
 ): Promise<{ block: string } | undefined> {
+  return runToolHooks('PreToolUse', hooks, call.name, call.input, undefined, signal, context);
+}
+
+async function runToolHooks(
+  event: HookEvent,
+  hooks: readonly HookCommand[],
+  tool: string,
+  toolInput: unknown,
+  toolResponse: string | undefined,
+  signal: AbortSignal,
+  context: PreToolUseContext,
+): Promise<{ block: string } | undefined> {
   for (const hook of hooks) {
-    if (!matches(hook.matcher, call.name)) continue;
+    if (!matches(hook.matcher, tool)) continue;
     const input = {
       session_id: context.sessionId(),
-      hook_event_name: 'PreToolUse',
+      hook_event_name: event,
       cwd: context.workspace,
-      tool_name: CLAUDE_NAMES[call.name] ?? call.name,
-      crystal_tool_name: call.name,
-      tool_input: call.input ?? {},
+      tool_name: CLAUDE_NAMES[tool] ?? tool,
+      crystal_tool_name: tool,
+      tool_input: toolInput ?? {},
+      ...(toolResponse === undefined ? {} : { tool_response: toolResponse }),
     };
     let run: HookRun;
     try {
       run = await runHook(hook, input, { cwd: context.workspace, signal, ...(context.env ? { env: context.env } : {}) });
     } catch (error) {
-      context.onNote?.(`PreToolUse hook '${hook.command}' (${hook.source}) could not start: ${(error as Error).message}.`);
+      context.onNote?.(`${event} hook '${hook.command}' (${hook.source}) could not start: ${(error as Error).message}.`);
       continue;
     }
     if (run.cancelled) return undefined;
     if (run.timedOut) {
       context.onNote?.(
-        `PreToolUse hook '${hook.command}' (${hook.source}) timed out after ${hook.timeoutSeconds} seconds and was killed; the call went on.`,
+        `${event} hook '${hook.command}' (${hook.source}) timed out after ${hook.timeoutSeconds} seconds and was killed; the call went on.`,
       );
       continue;
     }
-    if (run.exitCode === 2) return { block: reasonText(run.stderr, hook) };
+    if (run.exitCode === 2) return { block: reasonText(event, run.stderr, hook) };
     const decision = parseDecision(run.stdout);
-    if (decision !== undefined) return { block: reasonText(decision, hook) };
+    if (decision !== undefined) return { block: reasonText(event, decision, hook) };
     if (run.exitCode !== 0) {
       context.onNote?.(
-        `PreToolUse hook '${hook.command}' (${hook.source}) failed with exit code ${run.exitCode}${run.stderr.trim() ? `: ${run.stderr.trim().slice(0, 500)}` : ''}; the call went on.`,
+        `${event} hook '${hook.command}' (${hook.source}) failed with exit code ${run.exitCode}${run.stderr.trim() ? `: ${run.stderr.trim().slice(0, 500)}` : ''}; the call went on.`,
       );
     }
   }
@@ -241,9 +259,46 @@ function parseDecision(stdout: string): string | undefined {
   return undefined;
 }
 
-function reasonText(reason: string, hook: HookCommand): string {
+function reasonText(event: HookEvent, reason: string, hook: HookCommand): string {
   const text = reason.trim().slice(0, 4000);
-  return `Blocked by a PreToolUse hook${text ? `: ${text}` : ` (${hook.command}).`}`;
+  const lead = event === 'PreToolUse' ? 'Blocked by a PreToolUse hook' : 'A PostToolUse hook objected';
+  return `${lead}${text ? `: ${text}` : ` (${hook.command}).`}`;
+}
+
+/**
+ * PostToolUse: after a tool succeeds, the matching hooks get the call and its text result; a
+ * block (exit 2 or a JSON decision) cannot undo the call, so its reason is appended to the
+ * result for the model, as in Claude Code.
+ */
+export function withPostToolUseHooks(
+  tools: readonly ToolDefinition[],
+  hooks: readonly HookCommand[],
+  context: PreToolUseContext,
+): ToolDefinition[] {
+  if (hooks.length === 0) return [...tools];
+  return tools.map((tool) => {
+    if (!hooks.some((hook) => matches(hook.matcher, tool.name))) return tool;
+    return {
+      ...tool,
+      async execute(input, toolContext) {
+        const output = await tool.execute(input, toolContext);
+        const response = typeof output === 'string' ? output : output.map((p) => (p.type === 'text' ? p.text : '')).join('');
+        const verdict = await runToolHooks(
+          'PostToolUse',
+          hooks,
+          tool.name,
+          input,
+          response.slice(0, MAX_OUTPUT),
+          toolContext.signal,
+          context,
+        );
+        if (!verdict) return output;
+        return typeof output === 'string'
+          ? `${output}\n\n${verdict.block}`
+          : [...output, { type: 'text' as const, text: verdict.block }];
+      },
+    };
+  });
 }
 
 /** The policy with the PreToolUse hooks in front: a block never reaches the approval step. */
