@@ -1,0 +1,211 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  credentialPaths,
+  detectSandbox,
+  explainRefusal,
+  protectedWorkspacePaths,
+  type SandboxPolicy,
+  wrapCommand,
+} from '../src/index.js';
+
+let bwrap = '';
+beforeAll(async () => {
+  const found = await detectSandbox();
+  // The CI machine installs bubblewrap (.ci/run); a machine without it fails here, loudly.
+  if (!found.available) throw new Error(`these tests need bubblewrap: ${found.reason}`);
+  bwrap = found.bwrap;
+});
+
+interface Fixture {
+  readonly root: string;
+  readonly workspace: string;
+  readonly userHome: string;
+  readonly outside: string;
+}
+
+function fixture(): Fixture {
+  const root = mkdtempSync(join(tmpdir(), 'crystal-sbx-'));
+  const workspace = join(root, 'ws');
+  const userHome = join(root, 'home');
+  const outside = join(root, 'outside');
+  for (const dir of [workspace, join(workspace, '.git', 'hooks'), join(userHome, '.ssh'), outside])
+    mkdirSync(dir, { recursive: true });
+  writeFileSync(join(userHome, '.ssh', 'id_rsa'), 'PRIVATE KEY MATERIAL\n');
+  writeFileSync(join(userHome, '.netrc'), 'machine example.com password hunter2\n');
+  writeFileSync(join(workspace, '.git', 'config'), '[core]\n');
+  return { root, workspace, userHome, outside };
+}
+
+function policyOf(f: Fixture, network = false): SandboxPolicy {
+  return {
+    writable: [f.workspace],
+    readOnly: protectedWorkspacePaths(f.workspace),
+    hidden: credentialPaths(f.userHome),
+    network,
+  };
+}
+
+async function run(f: Fixture, script: string, network = false): Promise<{ code: number | null; output: string }> {
+  const wrapped = wrapCommand({
+    argv: ['/bin/bash', '-c', script],
+    cwd: f.workspace,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: f.userHome },
+    policy: policyOf(f, network),
+    bwrap,
+  });
+  return new Promise((resolve, reject) => {
+    const child = spawn(wrapped.file, [...wrapped.args], {
+      cwd: f.workspace,
+      env: wrapped.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      wrapped.cleanup();
+      resolve({ code, output });
+    });
+  });
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await new Promise((r) => server.close(r));
+});
+
+describe('SBX-1 the bubblewrap policy', () => {
+  it('SBX-1 workspace writes land on disk', async () => {
+    const f = fixture();
+    const result = await run(f, 'echo made > made.txt && mkdir -p sub && echo deep > sub/x');
+    expect(result).toEqual({ code: 0, output: '' });
+    expect(readFileSync(join(f.workspace, 'made.txt'), 'utf8')).toBe('made\n');
+    expect(readFileSync(join(f.workspace, 'sub', 'x'), 'utf8')).toBe('deep\n');
+  });
+
+  it('SBX-1 a write outside the workspace is refused by the OS (read-only file system)', async () => {
+    const f = fixture();
+    const varTmp = join('/var/tmp', `crystal-sbx-outside-${process.pid}-${Date.now()}`);
+    const hints = { turnOff: 'set "sandbox": "off"', allowNetwork: 'allow hosts' };
+    const result = await run(f, `echo pwned > ${varTmp}`);
+    expect(result.code).not.toBe(0);
+    expect(result.output).toMatch(/Read-only file system/);
+    expect(existsSync(varTmp)).toBe(false);
+    expect(explainRefusal(result.output, policyOf(f), hints).join('\n')).toContain(
+      '[sandbox] writes outside the workspace are blocked',
+    );
+    // A sibling folder under the host's /tmp is not even there: the sandbox's /tmp is its own.
+    const sibling = await run(f, `echo pwned > ${join(f.outside, 'x')}`);
+    expect(sibling.code).not.toBe(0);
+    expect(existsSync(join(f.outside, 'x'))).toBe(false);
+    expect(explainRefusal(sibling.output, policyOf(f), hints).join('\n')).toContain(
+      '[sandbox] writes outside the workspace are blocked',
+    );
+  });
+
+  it('SBX-1 /tmp is private: writes there never reach the host /tmp', async () => {
+    const f = fixture();
+    const name = `crystal-sbx-private-${process.pid}-${Date.now()}`;
+    const result = await run(f, `echo x > /tmp/${name} && cat /tmp/${name}`);
+    expect(result).toEqual({ code: 0, output: 'x\n' });
+    expect(existsSync(join('/tmp', name))).toBe(false);
+  });
+
+  it('SBX-1 ~/.ssh/id_rsa and ~/.netrc are unreadable inside the sandbox', async () => {
+    const f = fixture();
+    const result = await run(f, 'cat ~/.ssh/id_rsa; cat ~/.netrc; ls -A ~/.ssh; exit 1');
+    expect(result.output).not.toContain('PRIVATE KEY MATERIAL');
+    expect(result.output).not.toContain('hunter2');
+    expect(result.output).toMatch(/id_rsa: No such file or directory/);
+    expect(result.output).toMatch(/\.netrc: Permission denied/);
+    const hints = { turnOff: 'off', allowNetwork: 'allow' };
+    expect(explainRefusal(result.output, policyOf(f), hints).join('\n')).toMatch(
+      /\[sandbox\] .*\.ssh.* hidden inside the sandbox/,
+    );
+    // The host's file is untouched.
+    expect(readFileSync(join(f.userHome, '.ssh', 'id_rsa'), 'utf8')).toBe('PRIVATE KEY MATERIAL\n');
+  });
+
+  it('SBX-1 a hidden folder reached through a symlink stays hidden', async () => {
+    const f = fixture();
+    const real = join(f.root, 'real-aws');
+    mkdirSync(real);
+    writeFileSync(join(real, 'credentials'), 'aws_secret_access_key=abc\n');
+    const { symlinkSync } = await import('node:fs');
+    symlinkSync(real, join(f.userHome, '.aws'));
+    const result = await run(f, `cat ~/.aws/credentials; cat ${join(real, 'credentials')}; exit 0`);
+    expect(result.output).not.toContain('aws_secret_access_key');
+  });
+
+  it('SBX-1 .git/hooks and .git/config stay read-only inside a writable workspace', async () => {
+    const f = fixture();
+    const result = await run(f, 'echo "#!/bin/sh" > .git/hooks/pre-commit; echo "[x]" >> .git/config; echo ok > .git/other');
+    expect(result.output).toMatch(/pre-commit: Read-only file system/);
+    expect(result.output).toMatch(/config: Read-only file system/);
+    expect(existsSync(join(f.workspace, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(readFileSync(join(f.workspace, '.git', 'config'), 'utf8')).toBe('[core]\n');
+    expect(readFileSync(join(f.workspace, '.git', 'other'), 'utf8')).toBe('ok\n');
+  });
+
+  it('SBX-1 network off: a socket to a real listening server on 127.0.0.1 is refused', async () => {
+    const f = fixture();
+    const server = createServer((socket) => socket.end('hello from the host\n'));
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const script = `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`;
+    const inside = await run(f, script);
+    expect(inside.code).not.toBe(0);
+    expect(inside.output).toMatch(/Connection refused/);
+    expect(inside.output).not.toContain('hello from the host');
+    expect(explainRefusal(inside.output, policyOf(f), { turnOff: 'off', allowNetwork: 'allow' }).join('\n')).toContain(
+      '[sandbox] the network is off',
+    );
+    // The same script with the network allowed reaches the server: the refusal was the sandbox's.
+    const allowed = await run(f, script, true);
+    expect(allowed).toEqual({ code: 0, output: 'hello from the host\n' });
+  });
+
+  it('SBX-1 the sandboxed command has no capabilities and its own PID space', async () => {
+    const f = fixture();
+    const result = await run(f, 'grep CapEff /proc/self/status; echo pid=$$');
+    expect(result.output).toMatch(/CapEff:\s+0+\n/);
+    // bwrap's own init is PID 1; the shell is 2.
+    expect(result.output).toMatch(/pid=2\n/);
+  });
+});
+
+describe('SBX-2 detection', () => {
+  it('SBX-2 no bwrap on PATH: unavailable, with the reason and the fix', async () => {
+    const found = await detectSandbox({ env: { PATH: mkdtempSync(join(tmpdir(), 'crystal-empty-path-')) } });
+    expect(found).toEqual({
+      available: false,
+      reason: 'bubblewrap (bwrap) is not installed; install the bubblewrap package to sandbox shell commands',
+    });
+  });
+
+  it('SBX-2 a bwrap that cannot create namespaces is unavailable', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crystal-fake-bwrap-'));
+    const fake = join(dir, 'bwrap');
+    writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to creating new namespace" >&2\nexit 1\n');
+    chmodSync(fake, 0o755);
+    const found = await detectSandbox({ env: { CRYSTAL_BWRAP: fake } });
+    expect(found.available).toBe(false);
+    expect(found.available === false && found.reason).toContain('No permissions to creating new namespace');
+  });
+
+  it('SBX-2 CRYSTAL_BWRAP empty turns the sandbox off; other platforms have none', async () => {
+    expect(await detectSandbox({ env: { CRYSTAL_BWRAP: '' } })).toEqual({
+      available: false,
+      reason: 'CRYSTAL_BWRAP is set to an empty value',
+    });
+    expect((await detectSandbox({ platform: 'win32' })).available).toBe(false);
+    expect((await detectSandbox({ env: { CRYSTAL_BWRAP: bwrap } })).available).toBe(true);
+  });
+});
