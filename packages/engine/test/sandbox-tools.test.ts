@@ -145,6 +145,25 @@ describe('SBX-1 bash runs in the OS sandbox', () => {
     expect(result.text).toMatch(/\[sandbox\] .*\.ssh.*hidden inside the sandbox/);
   });
 
+  it('SBX-1 with the workspace containing Home (crystal started in ~) ~/.ssh and Home secrets stay unreadable', async () => {
+    const f = fixture();
+    const home = join(f.userHome, '.crystal');
+    mkdirSync(join(home, 'sessions'), { recursive: true });
+    writeFileSync(join(home, 'config.json'), '{"apiKey": "sk-in-home-config"}\n');
+    writeFileSync(join(home, 'credentials.json'), '{"x": {"apiKey": "sk-in-credentials"}}\n');
+    writeFileSync(join(home, 'sessions', 's1.json'), '{"secret": "session-transcript"}\n');
+    writeFileSync(join(f.userHome, 'readme.txt'), 'workspace file\n');
+    const t = await tools({ ...f, home, workspace: f.userHome });
+    const result = await t.bash(
+      'cat readme.txt; cat .ssh/id_rsa; cat .crystal/config.json; cat .crystal/credentials.json; cat .crystal/sessions/s1.json; echo x > .crystal/config.json; exit 1',
+    );
+    expect(result.text).toContain('workspace file');
+    for (const secret of ['PRIVATE KEY', 'sk-in-home-config', 'sk-in-credentials', 'session-transcript']) {
+      expect(result.text).not.toContain(secret);
+    }
+    expect(readFileSync(join(home, 'config.json'), 'utf8')).toBe('{"apiKey": "sk-in-home-config"}\n');
+  });
+
   it('SBX-1 a socket to a real server on 127.0.0.1 is refused and the result says the network is off', async () => {
     const f = fixture();
     const port = await listen();
@@ -162,6 +181,15 @@ describe('SBX-1 bash runs in the OS sandbox', () => {
     const marker = `9${process.pid % 1000}7531`;
     const result = await t.bash(`sleep ${marker}1 & sleep ${marker}2`);
     expect(result).toMatchObject({ isError: true });
+    expect(result.text).toMatch(/^The command timed out after 1 seconds\./);
+    expect(await noneLeft(`sleep ${marker}`)).toBe(true);
+  });
+
+  it('SBX-1 the timeout also stops a child that left the process group (setsid): the PID namespace ends with the command', async () => {
+    const f = fixture();
+    const t = await tools(f, { bashTimeoutSeconds: 1 });
+    const marker = `6${process.pid % 1000}1357`;
+    const result = await t.bash(`setsid sleep ${marker}1 & sleep ${marker}2`);
     expect(result.text).toMatch(/^The command timed out after 1 seconds\./);
     expect(await noneLeft(`sleep ${marker}`)).toBe(true);
   });

@@ -21,7 +21,7 @@ export interface SandboxPolicy {
 /**
  * Credential places of the user account and the host that no sandboxed command needs to read:
  * keys, cloud and registry tokens, password stores, and the sockets that hand out a root shell
- * (the Docker socket) or a user session (the D-Bus and agent sockets under `/run/user`).
+ * (Docker, containerd, podman, systemd, the system bus) or a user session (`/run/user`).
  */
 export function credentialPaths(userHome: string): string[] {
   const inHome = [
@@ -46,7 +46,18 @@ export function credentialPaths(userHome: string): string[] {
     '.local/share/keyrings',
     '.terraform.d/credentials.tfrc.json',
   ].map((name) => join(userHome, name));
-  return [...inHome, '/run/user', '/var/run/docker.sock', '/run/docker.sock'];
+  // Sockets on a read-only mount still accept connections: hide the ones that hand out root or a session.
+  const sockets = [
+    '/run/user',
+    '/var/run/docker.sock',
+    '/run/docker.sock',
+    '/run/containerd/containerd.sock',
+    '/run/podman/podman.sock',
+    '/run/dbus/system_bus_socket',
+    '/var/run/dbus/system_bus_socket',
+    '/run/systemd/private',
+  ];
+  return [...inHome, ...sockets];
 }
 
 /** Files and folders of a workspace that stay read-only inside the sandbox: code that runs on the next `git` or start. */

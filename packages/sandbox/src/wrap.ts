@@ -4,12 +4,16 @@
  * and `$TMPDIR`), the readable folders bound back read-only, the writable folders read-write,
  * protected workspace paths read-only again, then the hidden paths covered last so that no bind
  * can uncover them. Every namespace is new (no network unless the policy allows it, an own PID
- * space, no capabilities). `--die-with-parent` and the PID namespace make a kill of the bwrap
- * process (the process group leader the supervisor signals) end everything the command started.
+ * space), and no capabilities. The command stays in the process group of the bwrap process, so
+ * the supervisor's group SIGTERM/SIGKILL reaches all of it; no `--new-session`, which would take
+ * it out of that group (the spawner's `detached` group is already a session without a controlling
+ * terminal, so there is no terminal to inject keys into). When the command ends, bwrap's init
+ * (PID 1 inside) ends and the kernel kills whatever is left in the namespace, also a child that
+ * left the group with `setsid`. `--die-with-parent` ends the sandbox when the agent itself dies.
  */
-import { existsSync, lstatSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, realpathSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { resolve, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import type { SandboxPolicy } from './policy.js';
 
 export interface WrapRequest {
@@ -34,23 +38,44 @@ export interface WrappedCommand {
 export function wrapCommand(request: WrapRequest): WrappedCommand {
   const { policy } = request;
   const writable = policy.writable.filter(existsSync).map(real);
-  const args: string[] = ['--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL'];
+  const args: string[] = ['--die-with-parent', '--unshare-all', '--cap-drop', 'ALL'];
   if (policy.network) args.push('--share-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
-  for (const temp of tempDirs(request.env)) {
-    if (!writable.some((dir) => within(temp, dir))) args.push('--tmpfs', temp);
-  }
-  for (const path of (policy.readable ?? []).filter(existsSync).map(real)) args.push('--ro-bind', path, path);
+  const temps = tempDirs(request.env).filter((temp) => !writable.some((dir) => within(temp, dir)));
+  for (const temp of temps) args.push('--tmpfs', temp);
+  const readable = (policy.readable ?? []).filter(existsSync).map(real);
+  for (const path of readable) args.push('--ro-bind', path, path);
   for (const dir of writable) args.push('--bind', dir, dir);
   for (const path of (policy.readOnly ?? []).filter(existsSync).map(real)) {
     if (writable.some((dir) => within(path, dir))) args.push('--ro-bind', path, path);
   }
+  const bound = [...writable, ...readable];
   for (const path of hiddenTargets(policy.hidden)) {
-    if (isDirectory(path)) args.push('--tmpfs', path, '--remount-ro', path);
+    // Under the private temp and not bound back: not there inside anyway (one mount less per call).
+    if (temps.some((temp) => within(path, temp)) && !bound.some((dir) => within(path, dir))) continue;
+    // One mount each: an empty read-only folder over a folder, an unopenable node over a file.
+    if (isDirectory(path)) args.push('--ro-bind', emptyDir(), path);
     else args.push('--ro-bind', '/dev/null', path);
   }
   args.push('--chdir', existsSync(request.cwd) ? real(request.cwd) : request.cwd, '--', ...request.argv);
   return { file: request.bwrap, args, env: { ...request.env }, cleanup: () => undefined };
+}
+
+let empty: string | undefined;
+
+/** An empty folder of our own (0700, made once per process, removed at exit) to cover hidden folders with. */
+function emptyDir(): string {
+  if (empty && existsSync(empty)) return empty;
+  const dir = mkdtempSync(join(tmpdir(), 'crystal-sandbox-empty-'));
+  empty = dir;
+  process.once('exit', () => {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Already gone, or someone put something in it: leave it.
+    }
+  });
+  return dir;
 }
 
 /** The private temp folders: `/tmp`, `$TMPDIR` and Node's temp when they exist. */

@@ -44,18 +44,25 @@ function fixture(): Fixture {
 function policyOf(f: Fixture, network = false): SandboxPolicy {
   return {
     writable: [f.workspace],
+    // The fake home sits in the host's /tmp, which is private inside: bind it back so that the
+    // hidden paths, not the private /tmp, are what keeps its secrets out.
+    readable: [f.userHome],
     readOnly: protectedWorkspacePaths(f.workspace),
     hidden: credentialPaths(f.userHome),
     network,
   };
 }
 
-async function run(f: Fixture, script: string, network = false): Promise<{ code: number | null; output: string }> {
+function run(f: Fixture, script: string, network = false): Promise<{ code: number | null; output: string }> {
+  return runWith(f, script, policyOf(f, network));
+}
+
+async function runWith(f: Fixture, script: string, policy: SandboxPolicy): Promise<{ code: number | null; output: string }> {
   const wrapped = wrapCommand({
     argv: ['/bin/bash', '-c', script],
     cwd: f.workspace,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: f.userHome },
-    policy: policyOf(f, network),
+    policy,
     bwrap,
   });
   return new Promise((resolve, reject) => {
@@ -119,7 +126,9 @@ describe('SBX-1 the bubblewrap policy', () => {
 
   it('SBX-1 ~/.ssh/id_rsa and ~/.netrc are unreadable inside the sandbox', async () => {
     const f = fixture();
-    const result = await run(f, 'cat ~/.ssh/id_rsa; cat ~/.netrc; ls -A ~/.ssh; exit 1');
+    writeFileSync(join(f.userHome, 'notes.txt'), 'visible\n');
+    const result = await run(f, 'cat ~/notes.txt; cat ~/.ssh/id_rsa; cat ~/.netrc; ls -A ~/.ssh; exit 1');
+    expect(result.output).toContain('visible\n');
     expect(result.output).not.toContain('PRIVATE KEY MATERIAL');
     expect(result.output).not.toContain('hunter2');
     expect(result.output).toMatch(/id_rsa: No such file or directory/);
@@ -170,6 +179,21 @@ describe('SBX-1 the bubblewrap policy', () => {
     // The same script with the network allowed reaches the server: the refusal was the sandbox's.
     const allowed = await run(f, script, true);
     expect(allowed).toEqual({ code: 0, output: 'hello from the host\n' });
+  });
+
+  it('SBX-1 a hidden socket (like /var/run/docker.sock) cannot be connected to; a read-only mount alone would not stop it', async () => {
+    const f = fixture();
+    const path = join(f.outside, 'daemon.sock');
+    const server = createServer((socket) => socket.end('root shell here\n'));
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(path, r));
+    const client = `node -e "require('net').connect('${path}').on('data', (d) => process.stdout.write(d)).on('error', (e) => { console.log(e.code); process.exit(1); })"`;
+    const policy = { ...policyOf(f), readable: [f.outside] };
+    const exposed = await runWith(f, client, policy);
+    expect(exposed.output).toBe('root shell here\n');
+    const hidden = await runWith(f, client, { ...policy, hidden: [...policy.hidden, path] });
+    expect(hidden.code).not.toBe(0);
+    expect(hidden.output).not.toContain('root shell');
   });
 
   it('SBX-1 the sandboxed command has no capabilities and its own PID space', async () => {
