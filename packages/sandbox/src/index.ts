@@ -16,5 +16,6 @@
  */
 export { type DetectOptions, detectSandbox, type SandboxAvailability } from './detect.js';
 export { credentialPaths, protectedWorkspacePaths, type SandboxPolicy } from './policy.js';
+export { type NetworkProxy, type NetworkProxyOptions, PROXY_PORT, type ProxyConnection, startNetworkProxy } from './proxy.js';
 export { explainRefusal, type RefusalHints } from './refusal.js';
 export { type WrappedCommand, type WrapRequest, wrapCommand } from './wrap.js';

@@ -16,6 +16,11 @@ export interface SandboxPolicy {
   readonly hidden: readonly string[];
   /** false: no network at all (an own network namespace with only loopback); true: the host's network. */
   readonly network: boolean;
+  /**
+   * With `network: false`, reach the outside only through this filtering proxy (`startNetworkProxy`):
+   * `socat` inside bridges 127.0.0.1:3128 to its Unix socket and `HTTP(S)_PROXY` points there.
+   */
+  readonly proxy?: { readonly socket: string; readonly socat: string };
 }
 
 /**

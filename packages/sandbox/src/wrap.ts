@@ -13,8 +13,9 @@
  */
 import { existsSync, lstatSync, mkdtempSync, realpathSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import type { SandboxPolicy } from './policy.js';
+import { PROXY_PORT } from './proxy.js';
 
 export interface WrapRequest {
   /** The program and its arguments; a bare program name is looked up on PATH inside the sandbox. */
@@ -43,7 +44,8 @@ export function wrapCommand(request: WrapRequest): WrappedCommand {
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
   const temps = tempDirs(request.env).filter((temp) => !writable.some((dir) => within(temp, dir)));
   for (const temp of temps) args.push('--tmpfs', temp);
-  const readable = (policy.readable ?? []).filter(existsSync).map(real);
+  const proxy = policy.network ? undefined : policy.proxy;
+  const readable = [...(policy.readable ?? []), ...(proxy ? [dirname(proxy.socket)] : [])].filter(existsSync).map(real);
   for (const path of readable) args.push('--ro-bind', path, path);
   for (const dir of writable) args.push('--bind', dir, dir);
   for (const path of (policy.readOnly ?? []).filter(existsSync).map(real)) {
@@ -57,8 +59,32 @@ export function wrapCommand(request: WrapRequest): WrappedCommand {
     if (isDirectory(path)) args.push('--ro-bind', emptyDir(), path);
     else args.push('--ro-bind', '/dev/null', path);
   }
-  args.push('--chdir', existsSync(request.cwd) ? real(request.cwd) : request.cwd, '--', ...request.argv);
-  return { file: request.bwrap, args, env: { ...request.env }, cleanup: () => undefined };
+  args.push('--chdir', existsSync(request.cwd) ? real(request.cwd) : request.cwd, '--');
+  if (!proxy) {
+    args.push(...request.argv);
+    return { file: request.bwrap, args, env: { ...request.env }, cleanup: () => undefined };
+  }
+  args.push('/bin/sh', '-c', bridgeScript(proxy.socat, proxy.socket), 'crystal-sandbox', ...request.argv);
+  const url = `http://127.0.0.1:${PROXY_PORT}`;
+  const env: NodeJS.ProcessEnv = { ...request.env, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url };
+  for (const name of ['NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy']) delete env[name];
+  return { file: request.bwrap, args, env, cleanup: () => undefined };
+}
+
+/**
+ * Starts the bridge (127.0.0.1:3128 inside, the proxy's Unix socket outside), waits until it
+ * listens (at most about a second, reading the namespace's own /proc/net/tcp), then runs the
+ * command in its place. The bridge ends with the PID namespace when the command ends.
+ */
+function bridgeScript(socat: string, socket: string): string {
+  const port = PROXY_PORT.toString(16).toUpperCase().padStart(4, '0');
+  const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+  return [
+    `${quote(socat)} TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${quote(socket)} </dev/null >/dev/null 2>&1 &`,
+    'i=0',
+    `while [ $i -lt 200 ] && ! grep -q ':${port} 00000000:0000 0A' /proc/net/tcp 2>/dev/null; do i=$((i+1)); sleep 0.005; done`,
+    'exec "$@"',
+  ].join('\n');
 }
 
 let empty: string | undefined;

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import {
   explainRefusal,
   protectedWorkspacePaths,
   type SandboxPolicy,
+  startNetworkProxy,
   wrapCommand,
 } from '../src/index.js';
 
@@ -202,6 +203,41 @@ describe('SBX-1 the bubblewrap policy', () => {
     expect(result.output).toMatch(/CapEff:\s+0+\n/);
     // bwrap's own init is PID 1; the shell is 2.
     expect(result.output).toMatch(/pid=2\n/);
+  });
+});
+
+describe('SBX-1 network through the filtering proxy', () => {
+  it('SBX-1 an allowed host is reached through the proxy (plain HTTP and CONNECT), another gets a [sandbox] 403, a raw socket nothing', async () => {
+    const f = fixture();
+    const { createServer: createHttpServer } = await import('node:http');
+    const web = createHttpServer((_req, res) => res.end('hello through the proxy\n'));
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    const port = (web.address() as { port: number }).port;
+    const asked: string[] = [];
+    const proxy = await startNetworkProxy({
+      decide: async ({ host, port: p }) => {
+        asked.push(`${host}:${p}`);
+        return host === '127.0.0.1';
+      },
+      refusal: (host) => `[sandbox] network access to ${host} is not allowed`,
+    });
+    try {
+      const socat = execFileSync('sh', ['-c', 'command -v socat']).toString().trim();
+      const policy: SandboxPolicy = { ...policyOf(f), proxy: { socket: proxy.socket, socat } };
+      const plain = await runWith(f, `curl -s http://127.0.0.1:${port}/x`, policy);
+      expect(plain).toEqual({ code: 0, output: 'hello through the proxy\n' });
+      const tunnel = await runWith(f, `curl -s --proxytunnel http://127.0.0.1:${port}/y`, policy);
+      expect(tunnel).toEqual({ code: 0, output: 'hello through the proxy\n' });
+      const refused = await runWith(f, `curl -s -i http://localhost:${port}/z`, policy);
+      expect(refused.output).toMatch(/^HTTP\/1\.1 403 Forbidden/);
+      expect(refused.output).toContain('[sandbox] network access to localhost is not allowed');
+      const raw = await runWith(f, `exec 3<>/dev/tcp/127.0.0.1/${port}`, policy);
+      expect(raw.code).not.toBe(0);
+      expect(asked).toEqual([`127.0.0.1:${port}`, `127.0.0.1:${port}`, `localhost:${port}`]);
+    } finally {
+      proxy.close();
+      await new Promise((r) => web.close(r));
+    }
   });
 });
 
