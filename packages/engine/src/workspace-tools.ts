@@ -72,6 +72,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     workspace: options.workspace,
     env: hostEnv,
     ...(options.platform ? { platform: options.platform } : {}),
+    // A host off the allow list asks the operator through the approval policy (made below).
+    ...(options.askApproval ? { askHost: (host: string, signal: AbortSignal) => policy.askHost(host, signal) } : {}),
   });
   const builtins = createBuiltinTools({
     workspace: options.workspace,

@@ -39,7 +39,9 @@ const statusOf = async (c: SessionController, events: ControllerEvent[]): Promis
 describe('SBX-2 SBX-3 status and start-up note', () => {
   it('SBX-3 /status says bash and exec tools run sandboxed, with the network state', async () => {
     const { controller, events } = await open();
-    expect(await statusOf(controller, events)).toContain('Sandbox    on: workspace-write (bubblewrap), network off');
+    expect(await statusOf(controller, events)).toContain(
+      'Sandbox    on: workspace-write (bubblewrap), network through the sandbox proxy (allowed: none; other hosts ask)',
+    );
     expect(events.filter((e) => e.type === 'note')).toEqual([]);
   });
 

@@ -3,6 +3,7 @@
  * real bwrap, real bash, real exec tool scripts, a real server on 127.0.0.1, real kills.
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,7 @@ type Answer = 'once' | 'session' | 'always' | 'deny';
 async function tools(f: Fixture, config: Partial<Config> = {}, extra: Partial<WorkspaceToolOptions> = {}) {
   const asked: ApprovalRequest[] = [];
   let answer: Answer = 'once';
+  let answerFor: ((request: ApprovalRequest) => Answer) | undefined;
   const assembled = await assembleWorkspaceTools({
     home: f.home,
     workspace: f.workspace,
@@ -48,7 +50,7 @@ async function tools(f: Fixture, config: Partial<Config> = {}, extra: Partial<Wo
     imageInput: () => false,
     askApproval: async (request) => {
       asked.push(request);
-      return answer;
+      return answerFor ? answerFor(request) : answer;
     },
     ...extra,
   });
@@ -65,6 +67,10 @@ async function tools(f: Fixture, config: Partial<Config> = {}, extra: Partial<Wo
     asked,
     answer: (next: Answer) => {
       answer = next;
+      answerFor = undefined;
+    },
+    answerWith: (pick: (request: ApprovalRequest) => Answer) => {
+      answerFor = pick;
     },
     bash: (command: string, signal?: AbortSignal) => call('bash', { command }, signal),
     call,
@@ -72,10 +78,15 @@ async function tools(f: Fixture, config: Partial<Config> = {}, extra: Partial<Wo
 }
 
 const servers: Server[] = [];
+const webs: HttpServer[] = [];
 const sockets: Socket[] = [];
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
   for (const server of servers.splice(0)) await new Promise((r) => server.close(r));
+  for (const web of webs.splice(0)) {
+    web.closeAllConnections();
+    await new Promise((r) => web.close(r));
+  }
 });
 
 async function listen(): Promise<number> {
@@ -86,6 +97,22 @@ async function listen(): Promise<number> {
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return (server.address() as { port: number }).port;
+}
+
+/**
+ * A workspace script that fetches a URL with curl (through HTTP_PROXY): the classifier sees
+ * `sh fetch.sh`, a Workspace command, so the host decision is the proxy's, not the command's.
+ */
+function fetchScript(f: Fixture, url: string, flags = ''): string {
+  writeFileSync(join(f.workspace, 'fetch.sh'), `curl -s ${flags} "$1"\n`);
+  return `sh fetch.sh ${url}`;
+}
+
+async function listenHttp(): Promise<number> {
+  const web = createHttpServer((_req, res) => res.end('web page\n'));
+  webs.push(web);
+  await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+  return (web.address() as { port: number }).port;
 }
 
 /** Host processes whose command line contains `marker`. */
@@ -294,22 +321,97 @@ describe('SBX-3 approval and status know the sandbox', () => {
     const command = `command -v curl >/dev/null; exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`;
     const result = await t.bash(command);
     expect(t.asked.map((r) => r.card.summary)).toEqual(['Network shell command']);
-    expect(t.asked[0]?.card.sandbox).toBe('Sandboxed: workspace-write (bubblewrap), network off');
+    expect(t.asked[0]?.card.sandbox).toBe(
+      'Sandboxed: workspace-write (bubblewrap), network through the sandbox proxy (allowed: none; other hosts ask)',
+    );
     expect(result.text).toContain('reached the host server');
     // Denied, the call never runs; a later unapproved (workspace) call has no network.
     const plain = await t.bash(`exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`);
     expect(plain.text).toContain('[sandbox] the network is off');
   });
 
-  it('SBX-3 with hosts allowed in config the sandboxed calls have the network (not filtered per host)', async () => {
+  it('SBX-1 an allowed host is reached through the sandbox proxy; a raw socket still is not', async () => {
     const f = fixture();
-    const port = await listen();
+    const port = await listenHttp();
     const t = await tools(f, { sandbox: { mode: 'workspace-write', network: { allow: ['127.0.0.1'] } } });
     expect(t.assembled.containment.description).toBe(
-      'workspace-write (bubblewrap), network on (allowed: 127.0.0.1; not filtered per host)',
+      'workspace-write (bubblewrap), network through the sandbox proxy (allowed: 127.0.0.1; other hosts ask)',
     );
-    const result = await t.bash(`exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`);
-    expect(result).toEqual({ text: 'exit 0\nreached the host server\n', isError: false });
+    const result = await t.bash(fetchScript(f, `http://127.0.0.1:${port}/`));
+    expect(result).toEqual({ text: 'exit 0\nweb page\n', isError: false });
+    // Full mode, a workspace command, an allowed host: nothing asked.
+    expect(t.asked).toEqual([]);
+    const raw = await t.bash(`exec 3<>/dev/tcp/127.0.0.1/${port}`);
+    expect(raw.isError).toBe(true);
+  });
+
+  it('SBX-1 a host off the allow list asks the operator: Deny gives a [sandbox] 403, Session passes it for the session', async () => {
+    const f = fixture();
+    const port = await listenHttp();
+    const t = await tools(f, { approval: 'edit' });
+    // The bash call itself is answered too (edit mode asks for bash): the host ask is the second card.
+    t.answer('deny');
+    const hostOnly = (asked: ApprovalRequest[]) => asked.filter((r) => r.card.tool === 'sandbox network');
+    const first = await t.bash(fetchScript(f, `http://localhost:${port}/`));
+    expect(first.text).toContain('The user declined this action');
+    t.answer('session');
+    const refused = await t.bash(fetchScript(f, `http://localhost:${port}/`));
+    expect(hostOnly(t.asked).map((r) => [r.card.summary, r.card.subject, r.card.authority])).toEqual([
+      ['Network access to localhost from a sandboxed command', 'localhost', 'Network'],
+    ]);
+    // The host card was answered Session as well, so the page came through.
+    expect(refused.text).toBe('exit 0\nweb page\n');
+    const again = await t.bash(fetchScript(f, `http://localhost:${port}/again`));
+    expect(again.text).toBe('exit 0\nweb page\n');
+    expect(hostOnly(t.asked)).toHaveLength(1);
+  });
+
+  it('SBX-1 a host the operator denies gets a [sandbox] 403 the command shows; Always is kept in permissions.json', async () => {
+    const f = fixture();
+    const port = await listenHttp();
+    const t = await tools(f);
+    const answers: Answer[] = ['deny', 'always'];
+    t.answerWith((request) => (request.card.tool === 'sandbox network' ? (answers.shift() ?? 'deny') : 'once'));
+    const denied = await t.bash(fetchScript(f, `http://localhost:${port}/`, '-i'));
+    expect(denied.text).toMatch(/HTTP\/1\.1 403 Forbidden/);
+    expect(denied.text).toContain('[sandbox] network access to localhost is not allowed (the operator declined it)');
+    const always = await t.bash(fetchScript(f, `http://localhost:${port}/`));
+    expect(always.text).toBe('exit 0\nweb page\n');
+    const permissions = JSON.parse(readFileSync(join(f.home, 'permissions.json'), 'utf8'));
+    expect(permissions.grants).toEqual([{ workspace: f.workspace, tool: 'sandbox network', fingerprint: 'localhost' }]);
+  });
+
+  it('SBX-1 without an operator (crystal run) a host off the allow list is refused without asking', async () => {
+    const f = fixture();
+    const port = await listenHttp();
+    const assembled = await assembleWorkspaceTools({
+      home: f.home,
+      workspace: f.workspace,
+      config: { approval: 'full', sandbox: { network: { allow: ['127.0.0.1'] } } } as Config,
+      mode: 'work',
+      env: f.env,
+      sessionId: () => 's',
+      imageInput: () => false,
+    });
+    expect(assembled.containment.description).toBe(
+      'workspace-write (bubblewrap), network through the sandbox proxy (allowed: 127.0.0.1; other hosts refused)',
+    );
+    const executor = new ToolExecutor({
+      tools: assembled.tools(),
+      policy: assembled.policy,
+      mapException: assembled.mapException,
+    });
+    const run = async (command: string) => {
+      const [result] = await executor.runBatch(
+        [{ id: 'c', name: 'bash', arguments: JSON.stringify({ command }), input: { command } }],
+        new AbortController().signal,
+      );
+      return result?.content.map((part) => (part.type === 'text' ? part.text : '')).join('') ?? '';
+    };
+    expect(await run(fetchScript(f, `http://127.0.0.1:${port}/`))).toBe('exit 0\nweb page\n');
+    expect(await run(fetchScript(f, `http://localhost:${port}/`))).toContain(
+      '[sandbox] network access to localhost is not allowed.',
+    );
   });
 
   it('SBX-3 a Forbidden command still asks with the sandbox on', async () => {

@@ -73,16 +73,16 @@ export function wrapCommand(request: WrapRequest): WrappedCommand {
 
 /**
  * Starts the bridge (127.0.0.1:3128 inside, the proxy's Unix socket outside), waits until it
- * listens (at most about a second, reading the namespace's own /proc/net/tcp), then runs the
- * command in its place. The bridge ends with the PID namespace when the command ends.
+ * accepts (a second socat retrying the connect every 2 ms, at most a second: one process instead
+ * of a poll loop), then runs the command in its place. The bridge ends with the PID namespace
+ * when the command ends.
  */
 function bridgeScript(socat: string, socket: string): string {
-  const port = PROXY_PORT.toString(16).toUpperCase().padStart(4, '0');
   const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+  const listen = `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr`;
   return [
-    `${quote(socat)} TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${quote(socket)} </dev/null >/dev/null 2>&1 &`,
-    'i=0',
-    `while [ $i -lt 200 ] && ! grep -q ':${port} 00000000:0000 0A' /proc/net/tcp 2>/dev/null; do i=$((i+1)); sleep 0.005; done`,
+    `${quote(socat)} ${listen} UNIX-CONNECT:${quote(socket)} </dev/null >/dev/null 2>&1 &`,
+    `${quote(socat)} -T1 OPEN:/dev/null TCP:127.0.0.1:${PROXY_PORT},retry=500,interval=0.002 </dev/null >/dev/null 2>&1`,
     'exec "$@"',
   ].join('\n');
 }

@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolInvocationPolicy } from '@crystal/core';
 import { type ApprovalCard, type AutoPassCard, buildCard } from './card.js';
 import { type Classification, type ExternalToolFacts, classify, type ToolClassifier } from './classifier.js';
-import { GrantStore, grantFor } from './grants.js';
+import { GrantStore, grantFor, NETWORK_ASK_TOOL } from './grants.js';
 import { approvedNetwork, type SandboxFacts, sandboxContains } from './sandbox-rule.js';
 
 export type ApprovalMode = 'default' | 'edit' | 'full';
@@ -80,11 +80,17 @@ export interface ApprovalPolicy extends ToolInvocationPolicy {
   readonly mode: ApprovalMode;
   setMode(mode: ApprovalMode): void;
   classify(call: ParsedToolCall): Classification;
+  /**
+   * A sandboxed command wants a host not on the allow list (SBX-1): a Session or Always grant
+   * passes, otherwise the operator is asked (a Network card); without an operator it is refused.
+   */
+  askHost(host: string, signal: AbortSignal): Promise<boolean>;
 }
 
 /** Creates the policy; throws `ConfigError` when `permissions.json` is corrupt (it is never overwritten). */
 export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPolicy {
   let mode = options.mode;
+  let hostAsks = 0;
   const grants = new GrantStore(options.home);
   const workspace = (): string => resolve(typeof options.workspace === 'function' ? options.workspace() : options.workspace);
   const classifyCall = (call: ParsedToolCall): Classification =>
@@ -155,6 +161,22 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       mode = next;
     },
     classify: classifyCall,
+    async askHost(host: string, signal: AbortSignal): Promise<boolean> {
+      hostAsks += 1;
+      const call: ParsedToolCall = {
+        id: `sandbox-network-${hostAsks}`,
+        name: NETWORK_ASK_TOOL,
+        arguments: host,
+        input: { host },
+      };
+      const classification: Classification = {
+        risk: 'write',
+        authority: 'network',
+        summary: `Network access to ${host} from a sandboxed command`,
+      };
+      if (grants.matches(grantFor(workspace(), call))) return true;
+      return (await askOperator(call, classification, signal)).allow;
+    },
     async decide(call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> {
       // 1. Plan offers no edit, write or bash, and the policy rejects them as well.
       if (options.plan() && PLAN_REJECTED_TOOLS.has(call.name)) return decided({ call, allowed: false, by: 'plan' });
