@@ -23,6 +23,7 @@ import {
   type SandboxAvailability,
   type SandboxPolicy,
   startNetworkProxy,
+  userStartupPaths,
   type WrappedCommand,
   wrapCommand,
 } from '@crystal/sandbox';
@@ -124,7 +125,7 @@ export async function createContainment(options: ContainmentOptions): Promise<Co
   const policyFor = (network: boolean, readable: readonly string[]): SandboxPolicy => ({
     writable: [options.workspace],
     readable,
-    readOnly: protectedWorkspacePaths(options.workspace),
+    readOnly: [...protectedWorkspacePaths(options.workspace), ...userStartupPaths(userHome)],
     hidden,
     network: network || net.all,
     ...(net.proxy ? { proxy: net.proxy } : {}),

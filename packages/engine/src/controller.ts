@@ -697,5 +697,6 @@ export class SessionController {
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save();
     this.unsubscribe();
+    this.tools?.containment.close();
   }
 }

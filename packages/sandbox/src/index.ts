@@ -15,7 +15,7 @@
  * (`sandbox-exec`) is not covered: there `detectSandbox()` reports unavailable and the asks stay.
  */
 export { type DetectOptions, detectSandbox, type SandboxAvailability } from './detect.js';
-export { credentialPaths, protectedWorkspacePaths, type SandboxPolicy } from './policy.js';
+export { credentialPaths, protectedWorkspacePaths, type SandboxPolicy, userStartupPaths } from './policy.js';
 export { type NetworkProxy, type NetworkProxyOptions, PROXY_PORT, type ProxyConnection, startNetworkProxy } from './proxy.js';
 export { explainRefusal, type RefusalHints } from './refusal.js';
 export { type WrappedCommand, type WrapRequest, wrapCommand } from './wrap.js';

@@ -69,3 +69,21 @@ export function credentialPaths(userHome: string): string[] {
 export function protectedWorkspacePaths(workspace: string): string[] {
   return ['.git/hooks', '.git/config', '.crystal', '.claude', '.mcp.json', '.vscode'].map((name) => join(workspace, name));
 }
+
+/** Start-up files of the user account: read-only when the workspace contains them (crystal started in ~). */
+export function userStartupPaths(userHome: string): string[] {
+  return [
+    '.bashrc',
+    '.bash_profile',
+    '.bash_login',
+    '.profile',
+    '.zshrc',
+    '.zprofile',
+    '.zshenv',
+    '.config/fish',
+    '.config/autostart',
+    '.config/systemd',
+    '.gitconfig',
+    '.config/git',
+  ].map((name) => join(userHome, name));
+}

@@ -12,6 +12,9 @@ const MISSING_OR_DENIED = /no such file or directory|permission denied|\bENOENT\
 const NETWORK =
   /connection refused|network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|\bEAI_AGAIN\b|\bENOTFOUND\b|\bECONNREFUSED\b|\bENETUNREACH\b|getaddrinfo/i;
 
+const PROXY_REFUSED =
+  /tunnel(?:ing socket could not be established| failed),? (?:statusCode=|response )403|from proxy after CONNECT|\[sandbox\] network access to/i;
+
 export interface RefusalHints {
   /** How the operator turns the sandbox off, e.g. `set "sandbox": "off" in ~/.crystal/config.json`. */
   readonly turnOff: string;
@@ -39,7 +42,11 @@ export function explainRefusal(
       `[sandbox] ${hidden.join(', ')} ${hidden.length === 1 ? 'is' : 'are'} hidden inside the sandbox: credentials and Crystal's Home are not readable by commands.`,
     );
   }
-  if (!policy.network && NETWORK.test(output)) {
+  if (!policy.network && policy.proxy && PROXY_REFUSED.test(output)) {
+    lines.push(
+      `[sandbox] the sandbox's network proxy refused a host (not in sandbox.network.allow, or declined). To allow it, ${hints.allowNetwork}.`,
+    );
+  } else if (!policy.network && NETWORK.test(output)) {
     lines.push(`[sandbox] the network is off inside the sandbox (even 127.0.0.1). To allow it, ${hints.allowNetwork}.`);
   }
   return lines;

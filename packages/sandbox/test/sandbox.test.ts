@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -205,6 +205,43 @@ describe('SBX-1 the bubblewrap policy', () => {
     expect(result.output).toMatch(/pid=2\n/);
   });
 });
+
+describe('SBX-1 the agent killed with kill -9', () => {
+  it('SBX-1 a sandboxed command dies with the agent (--die-with-parent), where a plain detached group would live on', async () => {
+    const f = fixture();
+    const marker = `5${process.pid % 1000}4321`;
+    const dist = new URL('../dist/index.js', import.meta.url).href;
+    const script = `
+      import { spawn } from 'node:child_process';
+      const { wrapCommand } = await import(${JSON.stringify(dist)});
+      const w = wrapCommand({ argv: ['/bin/sh', '-c', 'sleep ${marker}'], cwd: ${JSON.stringify(f.workspace)}, env: process.env,
+        policy: { writable: [${JSON.stringify(f.workspace)}], hidden: [], network: false }, bwrap: ${JSON.stringify(bwrap)} });
+      spawn(w.file, [...w.args], { detached: true, stdio: 'ignore' });
+      setInterval(() => {}, 1000);`;
+    const agent = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    for (let i = 0; i < 200 && sleepers(marker).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(sleepers(marker).length).toBe(1);
+    agent.kill('SIGKILL');
+    for (let i = 0; i < 200 && sleepers(marker).length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(sleepers(marker)).toEqual([]);
+  });
+});
+
+/** Live host processes running `sleep <marker>`. */
+function sleepers(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (cmdline[0] === 'sleep' && cmdline[1] === marker && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
 
 describe('SBX-1 network through the filtering proxy', () => {
   it('SBX-1 an allowed host is reached through the proxy (plain HTTP and CONNECT), another gets a [sandbox] 403, a raw socket nothing', async () => {
