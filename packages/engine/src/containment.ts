@@ -13,7 +13,7 @@
  * operator approved runs with the whole network for that call.
  */
 import { accessSync, constants } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, totalmem } from 'node:os';
 import { delimiter, join } from 'node:path';
 import {
   credentialPaths,
@@ -84,6 +84,9 @@ export function sandboxSettings(config: SandboxConfig | undefined): SandboxSetti
   return { mode: config.mode ?? 'workspace-write', allow: config.network?.allow ?? [] };
 }
 
+/** The private /tmp lives in memory: at most a quarter of it, and never more than 2 GiB. */
+const TEMP_BYTES = Math.min(2 * 1024 ** 3, Math.floor(totalmem() / 4));
+
 const TURN_OFF = 'set "sandbox": "off" in config.json (commands then run with your permissions, behind the asks)';
 const ALLOW_NETWORK =
   'list hosts in config.json ("sandbox": {"mode": "workspace-write", "network": {"allow": ["registry.npmjs.org"]}}); a command the approval card marks Network runs with the network once approved';
@@ -142,6 +145,7 @@ export async function createContainment(options: ContainmentOptions): Promise<Co
         env: request.env,
         policy: policyFor(granted, request.readable ?? []),
         bwrap,
+        ...(found.tmpfsSize ? { tempBytes: TEMP_BYTES } : {}),
       });
       net.started();
       let done = false;

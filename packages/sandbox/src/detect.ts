@@ -9,7 +9,12 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 export type SandboxAvailability =
-  | { readonly available: true; readonly bwrap: string }
+  | {
+      readonly available: true;
+      readonly bwrap: string;
+      /** This bwrap takes `--size` for a tmpfs (0.8 and later), so the private /tmp can be capped. */
+      readonly tmpfsSize: boolean;
+    }
   | { readonly available: false; readonly reason: string };
 
 export interface DetectOptions {
@@ -60,7 +65,10 @@ function runProbe(bwrap: string): Promise<SandboxAvailability> {
   return new Promise((resolve) => {
     execFile(bwrap, args, { timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (error, _stdout, stderr) => {
       if (!error) {
-        resolve({ available: true, bwrap });
+        const sized = ['--size', '1048576', '--tmpfs', '/tmp'];
+        execFile(bwrap, [...args.slice(0, -2), ...sized, '--', 'true'], { timeout: 10_000 }, (sizeError) =>
+          resolve({ available: true, bwrap, tmpfsSize: !sizeError }),
+        );
         return;
       }
       const said = String(stderr).trim().split('\n')[0] || error.message;

@@ -36,6 +36,11 @@ export function explainRefusal(
       `[sandbox] writes outside the workspace are blocked: the sandbox makes everything but the workspace and a private, empty ${temps.join(' and ')} read-only (and .git/hooks, .git/config, .crystal inside the workspace). To run without the sandbox, ${hints.turnOff}.`,
     );
   }
+  if (/no space left on device|\bENOSPC\b/i.test(output)) {
+    lines.push(
+      "[sandbox] the private /tmp lives in memory and is capped; put large files in the workspace (if the workspace's own disk is full, that is not the sandbox).",
+    );
+  }
   const hidden = policy.hidden.filter((path) => output.includes(path));
   if (hidden.length > 0 && MISSING_OR_DENIED.test(output)) {
     lines.push(

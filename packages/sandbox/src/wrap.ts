@@ -25,6 +25,8 @@ export interface WrapRequest {
   readonly policy: SandboxPolicy;
   /** The bwrap binary (from `detectSandbox`). */
   readonly bwrap: string;
+  /** Caps each private temp at this many bytes (a tmpfs lives in memory); only where `detectSandbox` found `tmpfsSize`. */
+  readonly tempBytes?: number;
 }
 
 export interface WrappedCommand {
@@ -43,7 +45,10 @@ export function wrapCommand(request: WrapRequest): WrappedCommand {
   if (policy.network) args.push('--share-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
   const temps = tempDirs(request.env).filter((temp) => !writable.some((dir) => within(temp, dir)));
-  for (const temp of temps) args.push('--tmpfs', temp);
+  for (const temp of temps) {
+    if (request.tempBytes !== undefined) args.push('--size', String(request.tempBytes));
+    args.push('--tmpfs', temp);
+  }
   const proxy = policy.network ? undefined : policy.proxy;
   const readable = [...(policy.readable ?? []), ...(proxy ? [dirname(proxy.socket)] : [])].filter(existsSync).map(real);
   for (const path of readable) args.push('--ro-bind', path, path);

@@ -125,6 +125,25 @@ describe('SBX-1 the bubblewrap policy', () => {
     expect(existsSync(join('/tmp', name))).toBe(false);
   });
 
+  it('SBX-1 the private /tmp is capped where bwrap can size a tmpfs (it lives in memory)', async () => {
+    const f = fixture();
+    const found = await detectSandbox();
+    expect(found.available && found.tmpfsSize).toBe(true);
+    const wrapped = wrapCommand({
+      argv: ['/bin/sh', '-c', 'head -c 3000000 /dev/zero > /tmp/big'],
+      cwd: f.workspace,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      policy: policyOf(f),
+      bwrap,
+      tempBytes: 1024 * 1024,
+    });
+    const output = execFileSync('sh', ['-c', '"$@" 2>&1; echo "exit $?"', 'sh', wrapped.file, ...wrapped.args]).toString();
+    expect(output).toMatch(/No space left on device\nexit 1\n$/);
+    expect(explainRefusal(output, policyOf(f), { turnOff: 'off', allowNetwork: 'allow' }).join('\n')).toContain(
+      '[sandbox] the private /tmp lives in memory and is capped',
+    );
+  });
+
   it('SBX-1 ~/.ssh/id_rsa and ~/.netrc are unreadable inside the sandbox', async () => {
     const f = fixture();
     writeFileSync(join(f.userHome, 'notes.txt'), 'visible\n');
