@@ -59,3 +59,28 @@ describe('SBX-2 SBX-3 status and start-up note', () => {
     ]);
   });
 });
+
+describe('SBX-1 sandbox config', () => {
+  it('SBX-1 the allow list takes host, host:port, *.domain and *; anything else is a config error naming the key', async () => {
+    const { loadConfig, hostAllowed } = await import('../src/index.js');
+    const { writeFileSync } = await import('node:fs');
+    const home = mkdtempSync(join(tmpdir(), 'crystal-sbx-cfg-'));
+    writeFileSync(
+      join(home, 'config.json'),
+      JSON.stringify({ sandbox: { network: { allow: ['registry.npmjs.org', '*.github.com', '127.0.0.1:8080', '*'] } } }),
+    );
+    expect(loadConfig(home).sandbox).toEqual({
+      network: { allow: ['registry.npmjs.org', '*.github.com', '127.0.0.1:8080', '*'] },
+    });
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ sandbox: { network: { allow: ['https://x.org/'] } } }));
+    expect(() => loadConfig(home)).toThrow(/sandbox\.network\.allow\.0: a host name such as "registry\.npmjs\.org"/);
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ sandbox: 'on' }));
+    expect(() => loadConfig(home)).toThrow(/sandbox: expected "off" or "workspace-write"/);
+    expect(hostAllowed(['*.github.com'], 'api.github.com', 443)).toBe(true);
+    expect(hostAllowed(['*.github.com'], 'github.com.evil.org', 443)).toBe(false);
+    expect(hostAllowed(['*.github.com'], 'evilgithub.com', 443)).toBe(false);
+    expect(hostAllowed(['127.0.0.1:8080'], '127.0.0.1', 8080)).toBe(true);
+    expect(hostAllowed(['127.0.0.1:8080'], '127.0.0.1', 8081)).toBe(false);
+    expect(hostAllowed(['Registry.NPMjs.org'], 'registry.npmjs.org', 443)).toBe(true);
+  });
+});

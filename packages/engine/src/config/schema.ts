@@ -57,10 +57,12 @@ export const sandboxSchema = z.union([
         allow: z.array(
           z
             .string()
-            .check(z.regex(
+            .check(
+              z.regex(
                 /^(\*|(\*\.)?[A-Za-z0-9.-]+(:\d+)?)$/,
                 'a host name such as "registry.npmjs.org", "*.github.com", "host:port", or "*" for any host',
-              )),
+              ),
+            ),
         ),
       }),
     ),
