@@ -7,9 +7,11 @@
  * space), and no capabilities. The command stays in the process group of the bwrap process, so
  * the supervisor's group SIGTERM/SIGKILL reaches all of it; no `--new-session`, which would take
  * it out of that group (the spawner's `detached` group is already a session without a controlling
- * terminal, so there is no terminal to inject keys into). When the command ends, bwrap's init
- * (PID 1 inside) ends and the kernel kills whatever is left in the namespace, also a child that
- * left the group with `setsid`. `--die-with-parent` ends the sandbox when the agent itself dies.
+ * terminal, so there is no terminal to inject keys into). bwrap's init (PID 1 inside) stays in
+ * that group too and lives while anything in the namespace does; the supervisor's final SIGKILL
+ * to the group reaches it, and the kernel then kills whatever is left in the namespace, also a
+ * child that left the group with `setsid`. `--die-with-parent` ends the sandbox when the agent
+ * itself dies.
  */
 import { existsSync, lstatSync, mkdtempSync, realpathSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
