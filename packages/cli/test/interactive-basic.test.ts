@@ -64,11 +64,11 @@ describe('crystal (interactive) in a terminal', () => {
     expect(existsSync(join(home.path, 'sessions', `${match?.[1]}.json`))).toBe(true);
   });
 
-  it('TUI-6 Tab toggles Plan and Work; Up recalls the previous prompt; Ctrl+J adds a line', async () => {
+  it('TUI-6 TUIX-2 Shift+Tab toggles Plan and Work; Up recalls the previous prompt; Ctrl+J adds a line', async () => {
     current = await scenario({ replies: [{ text: 'one' }, { text: 'two' }] });
     const { session } = current;
     await session.waitFor('Type a message');
-    session.write('\t');
+    session.write('\x1b[Z');
     await session.waitFor(/Plan │ Default/);
     expect(session.screen()).toContain('Plan › ');
     session.write('\x1b[Z');

@@ -15,6 +15,7 @@ import type { CtrlCResult, Intents } from './intents.js';
 import { loadMarkdown } from './markdown.js';
 import { type Frame, Painter } from './painter.js';
 import { approvalKey, renderApproval } from './panels/approval-card.js';
+import { ListPicker, type ListPickerOptions } from './panels/list-picker.js';
 import { QuestionState } from './panels/question-overlay.js';
 import { renderQueuePanel } from './panels/queue-panel.js';
 import { invalidateSidePanel, renderSidePanel } from './panels/side-panel.js';
@@ -80,12 +81,16 @@ export class TerminalApp {
   private sideIndex = 0;
   private noticeText: { text: string; style: Style } | undefined;
   private pickerDismissed = false;
+  private list: ListPicker | undefined;
+  /** An Esc on an empty idle composer; a second Esc right after it opens the rewind picker (TUIX-1). */
+  private escArmed = false;
 
   private history: string[] = [];
   private historyIndex: number | undefined;
   private draft: ReturnType<Composer['snapshot']> | undefined;
 
   private events: InputEvent[] = [];
+  private held: InputEvent[] = [];
   private draining = false;
   private frameTimer: NodeJS.Timeout | undefined;
   private frameDue = 0;
@@ -198,6 +203,23 @@ export class TerminalApp {
     this.requestFrame(true);
   }
 
+  /** Opens a searchable list over the composer (TUIX-11); it owns the keys until closed. */
+  openList(options: ListPickerOptions): void {
+    this.list = new ListPicker(options);
+    this.requestFrame(true);
+  }
+
+  get listOpen(): ListPicker | undefined {
+    return this.list;
+  }
+
+  /** Puts text in the composer for editing (a picked earlier message). */
+  editText(text: string): void {
+    this.composer.setText(text);
+    this.composerEdited();
+    this.requestFrame(true);
+  }
+
   setHistory(entries: readonly string[]): void {
     this.history = entries.slice(-HISTORY_LIMIT);
   }
@@ -226,6 +248,12 @@ export class TerminalApp {
     try {
       while (this.events.length > 0) {
         const event = this.events.shift() as InputEvent;
+        const { cols, rows } = this.host.size();
+        if (tooSmall(cols, rows) && !(event.type === 'ctrl' && event.letter === 'c')) {
+          // TUIX-9: keys typed while the window is too small are kept and applied once it is not.
+          this.held.push(event);
+          continue;
+        }
         const pending = this.handle(event);
         this.requestFrame(true);
         if (pending) {
@@ -239,6 +267,12 @@ export class TerminalApp {
   }
 
   resize(): void {
+    const { cols, rows } = this.host.size();
+    if (this.held.length > 0 && !tooSmall(cols, rows)) {
+      this.events.unshift(...this.held);
+      this.held = [];
+      void this.drain();
+    }
     this.painter.invalidate();
     this.requestFrame(true);
   }
@@ -252,11 +286,9 @@ export class TerminalApp {
   }
 
   private handle(event: InputEvent): Promise<void> | undefined {
-    const { cols, rows } = this.host.size();
-    if (tooSmall(cols, rows)) {
-      if (event.type === 'ctrl' && event.letter === 'c') this.ctrlC();
-      return undefined;
-    }
+    const isEsc = event.type === 'key' && event.name === 'escape';
+    const armed = this.escArmed;
+    if (!isEsc) this.escArmed = false;
     if (this.noticeText && !(event.type === 'ctrl' && event.letter === 'c')) this.noticeText = undefined;
     if (this.scrollKey(event)) return undefined;
     if (this.approval) {
@@ -275,7 +307,21 @@ export class TerminalApp {
       }
       return undefined;
     }
+    if (this.list) {
+      if (event.type === 'ctrl' && event.letter === 'c') {
+        // Ctrl+C keeps its rules (QUEUE-12/13): a busy turn is interrupted; at idle it closes the list.
+        if (this.intents.interrupt?.()) return undefined;
+        this.list = undefined;
+        return undefined;
+      }
+      const list = this.list;
+      if (list.key(event)) {
+        if (this.list === list) this.list = undefined;
+      }
+      return undefined;
+    }
     if (this.sideOpen) return void this.sideKey(event);
+    if (isEsc) return void this.escape(armed);
     return this.composerKey(event);
   }
 
@@ -290,6 +336,45 @@ export class TerminalApp {
     else return false;
     this.transcript.scroll(delta, this.width(), this.lastViewport);
     return true;
+  }
+
+  /**
+   * Esc (TUIX-1): closes the slash picker; interrupts a running turn (the queue and the
+   * composer text stay); at idle clears the composer; a second Esc on an empty composer
+   * opens the list of earlier messages to edit and send again.
+   */
+  private escape(armed: boolean): void {
+    this.escArmed = false;
+    if (this.pickerOpen()) {
+      this.pickerDismissed = true;
+      return;
+    }
+    if (this.intents.interrupt?.()) return;
+    if (!this.composer.isEmpty) {
+      this.clearComposer();
+      return;
+    }
+    if (!armed) {
+      this.escArmed = true;
+      return;
+    }
+    this.openRewind();
+  }
+
+  private openRewind(): void {
+    const messages = this.intents.userMessages?.() ?? [];
+    const items = messages
+      .map((text, i) => ({ value: String(i), label: text.replace(/\s*\n\s*/g, ' ⏎ '), detail: `#${i + 1}` }))
+      .reverse();
+    this.openList({
+      title: 'Edit an earlier message',
+      items,
+      empty: 'No earlier messages in this conversation.',
+      onPick: (value) => {
+        const text = messages[Number(value)];
+        if (text !== undefined) this.editText(text);
+      },
+    });
   }
 
   private ctrlC(): CtrlCResult {
@@ -355,15 +440,17 @@ export class TerminalApp {
         break;
       case 'wheel':
         break;
-      case 'key':
-        this.namedKey(event);
+      case 'key': {
+        const pending = this.namedKey(event);
+        if (pending) return pending;
         break;
+      }
     }
     if (c.imageNumbers().length !== imagesBefore) this.intents.imagesChanged?.(c.imageNumbers());
     return undefined;
   }
 
-  private namedKey(event: Extract<InputEvent, { type: 'key' }>): void {
+  private namedKey(event: Extract<InputEvent, { type: 'key' }>): Promise<void> | undefined {
     const c = this.composer;
     const width = this.composerWidth();
     switch (event.name) {
@@ -374,8 +461,9 @@ export class TerminalApp {
         } else this.enter();
         return;
       case 'tab':
+        // TUIX-2: Tab completes and never changes the mode (Shift+Tab does).
         if (this.pickerOpen()) this.acceptPick();
-        else this.intents.togglePlan();
+        else return this.completeWord();
         return;
       case 'backtab':
         this.intents.togglePlan();
@@ -409,10 +497,6 @@ export class TerminalApp {
       case 'delete':
         c.deleteForward();
         this.composerEdited();
-        return;
-      case 'escape':
-        if (this.pickerOpen()) this.pickerDismissed = true;
-        else this.clearComposer();
         return;
       default:
         return;
@@ -546,6 +630,38 @@ export class TerminalApp {
     return this.picker.open && !this.pickerDismissed;
   }
 
+  /** Tab outside the slash picker: completes the `@path` word before the cursor (TUIX-5). */
+  private async completeWord(): Promise<void> {
+    const c = this.composer;
+    const before = c.content.slice(0, c.cursor);
+    let start = before.length;
+    while (start > 0 && typeof before[start - 1] === 'string' && !/\s/.test(before[start - 1] as string)) start--;
+    const word = before.slice(start).join('');
+    if (!word.startsWith('@') || !this.intents.completePath) return;
+    const query = word.slice(1);
+    const found = await this.intents.completePath(query);
+    if (found.length === 0) {
+      this.notice(`No file matches @${query}.`);
+      return;
+    }
+    const replace = (path: string): void => {
+      // The word is still where it was (keys wait while the completion runs).
+      for (let i = 0; i < word.length; i++) c.backspace();
+      c.insertText(`@${path}${path.endsWith('/') ? '' : ' '}`);
+      this.composerEdited();
+      this.requestFrame(true);
+    };
+    if (found.length === 1) {
+      replace(found[0] as string);
+      return;
+    }
+    this.openList({
+      title: `Files matching @${query}`,
+      items: found.map((path) => ({ value: path, label: path })),
+      onPick: replace,
+    });
+  }
+
   private acceptPick(): void {
     const pick = this.picker.selection;
     if (!pick) return;
@@ -639,6 +755,7 @@ export class TerminalApp {
     const overlayRoom = Math.max(3, Math.floor(rows * 0.6));
     if (this.approval) above.push(...renderApproval(this.approval, width, overlayRoom));
     else if (this.question) above.push(...this.question.render(width, overlayRoom));
+    else if (this.list) above.push(...this.list.render(width, Math.min(14, overlayRoom)));
     else if (this.pickerOpen()) above.push(...this.picker.render(width));
     if (this.sideOpen)
       above.push(...renderSidePanel(this.sideEntries, this.sideIndex, width, Math.max(4, Math.floor(rows * 0.4)), now));
@@ -657,7 +774,8 @@ export class TerminalApp {
     if (this.transcript.scrolledBack)
       frameRows[viewport - 1] = paint('  ↓ more below · PageDown or wheel to follow', theme.muted);
     frameRows.push(...bottom.slice(Math.max(0, bottom.length - rows)));
-    const overlayOwnsKeys = this.approval !== undefined || this.question !== undefined || this.sideOpen;
+    const overlayOwnsKeys =
+      this.approval !== undefined || this.question !== undefined || this.list !== undefined || this.sideOpen;
     const cursor = overlayOwnsKeys
       ? undefined
       : {

@@ -2,7 +2,7 @@
  * The full-screen session on a terminal (CLI-1, TUI-1): wires stdin/stdout, the controller and
  * the display together, and restores the terminal on every way out.
  */
-import type { Config, SessionController } from '@crystal/engine';
+import { type Config, type SessionController, WorkspaceFileIndex } from '@crystal/engine';
 import { TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
 import { pickerCommands } from './completions.js';
@@ -24,7 +24,8 @@ export interface TerminalOptions {
 export function runTerminal(options: TerminalOptions): Promise<string> {
   const { controller, stdin, stdout, home } = options;
   const workspace = controller.session.workspace;
-  const app = new TerminalApp({
+  const files = new WorkspaceFileIndex(() => controller.session.workspace);
+  const app: TerminalApp = new TerminalApp({
     host: {
       write: (data) => void stdout.write(data),
       size: () => ({ cols: stdout.columns || 80, rows: stdout.rows || 24 }),
@@ -33,6 +34,8 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       controller,
       readClipboard: options.readClipboard,
       remember: (text) => void appendHistory(home, workspace, text),
+      completePath: (query) => files.complete(query).catch(() => []),
+      notice: (text) => app.notice(text, 'error'),
     }),
     status: {
       mode: controller.mode,
