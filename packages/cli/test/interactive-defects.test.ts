@@ -54,3 +54,60 @@ describe('the context meter after a resume', () => {
     }
   });
 });
+
+describe('reports that say what their numbers are', () => {
+  it('TUI-5 issue-15 /stats says what its percentages are of, and /sessions counts one message in the singular', async () => {
+    current = await scenario({
+      args: ['--approval', 'full'],
+      replies: [
+        { toolCalls: [{ id: 'call_list', name: 'list', arguments: { path: '.' } }] },
+        { text: 'Listed.' },
+        { error: { status: 400, message: 'bad request on purpose' } },
+      ],
+      rows: 50,
+    });
+    const { session } = current;
+    await session.waitFor('Type a message');
+    await session.type('list it');
+    session.write('\r');
+    await session.waitFor('Listed.');
+    await session.waitIdle();
+    await session.type('/stats');
+    session.write('\r');
+    const stats = await session.waitFor('Tools (1 call; the share of each)');
+    expect(stats).toMatch(/list\s+1 call\s+100% of tool calls/);
+    expect(stats).not.toMatch(/\d%\s*$/m);
+    // A session whose only message is the user's (the request failed): "1 message".
+    await session.type('/clear');
+    session.write('\r');
+    await session.waitFor(/New conversation \d/);
+    await session.type('this one fails');
+    session.write('\r');
+    await session.waitFor('bad request on purpose');
+    await session.waitIdle();
+    await session.type('/sessions');
+    session.write('\r');
+    const listed = await session.waitFor(/│ \* \S+ .* messages? /);
+    expect(listed).toMatch(/\* \S+\s+\S+ \S+\s+1 message {2}this one fails/);
+    expect(listed).not.toContain('1 messages');
+  });
+});
+
+describe('the queue caption', () => {
+  it('QUEUE-2 QUEUE-3 issue-15 while the model streams with no tool batch the caption does not talk of one', async () => {
+    current = await scenario({
+      replies: [{ text: 'word '.repeat(40), delayMs: 40 }, { text: 'Queued one answered.' }],
+    });
+    const { session } = current;
+    await session.waitFor('Type a message');
+    await session.type('stream slowly');
+    session.write('\r');
+    await session.waitFor(/Writing · \d/);
+    await session.type('next please');
+    session.write('\r');
+    const screen = await session.waitFor('Queued (1)');
+    expect(screen).toContain("Queued (1) · sent when the model's current step ends · empty Enter sends now");
+    expect(screen).not.toContain('tool batch');
+    await session.waitFor('Queued one answered.');
+  });
+});

@@ -501,7 +501,7 @@ export class SessionController {
           return { kind: 'text', text: all ? 'No saved sessions.' : 'No saved sessions in this workspace.' };
         const lines = sessions.map(
           (s) =>
-            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} messages  ${s.title}${all ? `  (${s.workspace})` : ''}`,
+            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}  ${s.title}${all ? `  (${s.workspace})` : ''}`,
         );
         return { kind: 'text', title: 'Sessions', text: lines.join('\n') };
       }
@@ -667,13 +667,16 @@ export class SessionController {
     const total = s.toolShare.reduce((sum, t) => sum + t.count, 0);
     const tools = s.toolShare
       .slice(0, 10)
-      .map((t) => `  ${t.name.padEnd(16)} ${String(t.count).padStart(5)}  ${((100 * t.count) / Math.max(1, total)).toFixed(0)}%`);
+      .map(
+        (t) =>
+          `  ${t.name.padEnd(16)} ${String(t.count).padStart(5)} call${t.count === 1 ? ' ' : 's'}  ${((100 * t.count) / Math.max(1, total)).toFixed(0)}% of tool calls`,
+      );
     return [
       'Overview',
       `  turns ${s.userTurns}, model calls ${s.modelCalls}, tool calls ${s.toolCalls}`,
       'Tokens',
       `  input ${s.cumulativeUsage.inputTokens}, output ${s.cumulativeUsage.outputTokens}`,
-      'Tools',
+      `Tools (${total} call${total === 1 ? '' : 's'}; the share of each)`,
       ...(tools.length > 0 ? tools : ['  (none)']),
     ].join('\n');
   }

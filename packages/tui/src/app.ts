@@ -31,6 +31,7 @@ import type {
   PickerCommand,
   ProgressView,
   QueueItemView,
+  QueuePhase,
   QuestionView,
   SideEntryView,
   StatusView,
@@ -73,6 +74,7 @@ export class TerminalApp {
   private status: StatusView;
   private progress: ProgressView | undefined;
   private queue: readonly QueueItemView[] = [];
+  private queuePhase: QueuePhase = 'idle';
   private todos: readonly TodoView[] = [];
   private approval: ApprovalView | undefined;
   private question: QuestionState | undefined;
@@ -164,6 +166,13 @@ export class TerminalApp {
   setQueue(items: readonly QueueItemView[]): void {
     this.queue = items;
     this.requestFrame();
+  }
+
+  /** What the session is doing (the queue caption says when the queue goes). */
+  setQueuePhase(phase: QueuePhase): void {
+    if (this.queuePhase === phase) return;
+    this.queuePhase = phase;
+    if (this.queue.length > 0) this.requestFrame();
   }
 
   setTodos(items: readonly TodoView[]): void {
@@ -759,7 +768,7 @@ export class TerminalApp {
     else if (this.pickerOpen()) above.push(...this.picker.render(width));
     if (this.sideOpen)
       above.push(...renderSidePanel(this.sideEntries, this.sideIndex, width, Math.max(4, Math.floor(rows * 0.4)), now));
-    above.push(...renderQueuePanel(this.queue, width));
+    above.push(...renderQueuePanel(this.queue, width, this.queuePhase));
     const todos = renderTodosBar(this.todos, width);
     if (todos) above.push(todos);
     if (this.noticeText)

@@ -68,6 +68,9 @@ export interface SideEntryView {
   readonly error?: string | undefined;
 }
 
+/** What the session is doing, for the queue caption (QUEUE-3). */
+export type QueuePhase = 'idle' | 'turn' | 'tool_batch' | 'compacting';
+
 export interface QueueItemView {
   readonly kind: 'message' | 'command';
   readonly text: string;

@@ -116,6 +116,7 @@ function layout(spans: readonly Span[], options: WrapOptions): RowWriter {
   // A continued row is separated from the new words by one space, unless the new text brings
   // its own whitespace (a stream cut before a space): then that whitespace, not both.
   let implicit = false;
+  let lineStart = !options.carry;
   if (options.carry && options.carry.width > 0) {
     pending = { text: ' ', style: undefined };
     implicit = true;
@@ -126,14 +127,17 @@ function layout(spans: readonly Span[], options: WrapOptions): RowWriter {
       if (token === '\n') {
         writer.newRow();
         pending = undefined;
+        lineStart = true;
         continue;
       }
       if (/^\s/.test(token)) {
-        if (!writer.fresh) pending = { text: (implicit ? '' : (pending?.text ?? '')) + token, style: span.style };
+        // Indentation at the start of a line is kept; whitespace at a wrap is dropped.
+        if (!writer.fresh || lineStart) pending = { text: (implicit ? '' : (pending?.text ?? '')) + token, style: span.style };
         implicit = false;
         continue;
       }
       implicit = false;
+      lineStart = false;
       const w = isPlainAscii(token) ? token.length : textWidth(token);
       const space = pending ? pending.text.length : 0;
       if (writer.col + space + w <= width) {

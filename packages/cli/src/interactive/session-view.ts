@@ -213,6 +213,7 @@ export class SessionView {
         return;
       case 'activity':
         this.activity = event.activity;
+        this.app.setQueuePhase(event.activity);
         if (event.activity === 'idle') this.app.setProgress(undefined);
         else if (event.activity === 'tool_batch') this.progress('running');
         else if (event.activity === 'compacting') this.progress('compacting');
@@ -350,6 +351,9 @@ export class SessionView {
             card.setStatus('failed');
             const output = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
             card.setResult(resultSummary(part.name, output, true));
+          } else if (part.name === 'question') {
+            const output = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+            card.setResult(resultSummary(part.name, output, false));
           }
         }
       }

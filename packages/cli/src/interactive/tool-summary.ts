@@ -72,6 +72,7 @@ export function toolCard(call: { name: string; input?: unknown; arguments: strin
 export function resultSummary(name: string, output: string, isError: boolean): string | undefined {
   const text = output.replace(/\s+$/, '');
   if (isError) return text.split('\n').slice(0, 6).join('\n');
+  if (name === 'question') return questionAnswers(text);
   if (name === 'bash') {
     const lines = text.split('\n');
     const last = lines.at(-1) ?? '';
@@ -79,4 +80,17 @@ export function resultSummary(name: string, output: string, isError: boolean): s
     return hidden > 0 ? `(${hidden} line${hidden === 1 ? '' : 's'} hidden) ${last}` : last;
   }
   return undefined;
+}
+
+/** The chosen answers under a question card (`User answers: {"answers":[["SQLite"]]}`). */
+function questionAnswers(output: string): string | undefined {
+  const json = output.replace(/^User answers:\s*/, '');
+  try {
+    const parsed = JSON.parse(json) as { answers?: unknown };
+    if (!Array.isArray(parsed.answers)) return undefined;
+    const each = parsed.answers.map((a) => (Array.isArray(a) && a.length > 0 ? a.map(String).join(', ') : '(no answer)'));
+    return `Answered: ${each.join(' · ')}`;
+  } catch {
+    return undefined;
+  }
 }
