@@ -8,7 +8,14 @@ import { writeFileAtomic } from './atomic-write.js';
 import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseCommand } from './commands/registry.js';
 import type { EngineEvent, TurnResult } from './events.js';
 import type { ToolContext } from '@crystal/core';
-import type { ApprovalAnswer, ApprovalCard, ApprovalMode, ApprovalRequest, AutoPassCard } from './approval/index.js';
+import type {
+  ApprovalAnswer,
+  ApprovalCard,
+  ApprovalReply,
+  ApprovalMode,
+  ApprovalRequest,
+  AutoPassCard,
+} from './approval/index.js';
 import { Session, type SessionOptions } from './session.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
@@ -84,7 +91,7 @@ export class SessionController {
   private quitting = false;
 
   private tools: WorkspaceTools | undefined;
-  private approvals = new Map<number, { prompt: ApprovalPrompt; resolve: (answer: ApprovalAnswer) => void }>();
+  private approvals = new Map<number, { prompt: ApprovalPrompt; resolve: (answer: ApprovalReply) => void }>();
   private questions = new Map<number, { prompt: QuestionPrompt; resolve: (answers: QuestionAnswers | 'dismissed') => void }>();
   private promptIds = 1;
 
@@ -173,7 +180,7 @@ export class SessionController {
 
   private resumePending = false;
 
-  private async askApproval(request: ApprovalRequest): Promise<ApprovalAnswer> {
+  private async askApproval(request: ApprovalRequest): Promise<ApprovalReply> {
     const { card, choices, signal, call } = request;
     // Saved before asking, so a crash here asks again at resume.
     await this.active.markApprovalPending(call.id, true).catch(() => undefined);
@@ -188,10 +195,10 @@ export class SessionController {
     card: ApprovalCard,
     choices: readonly ApprovalAnswer[],
     signal: AbortSignal,
-  ): Promise<ApprovalAnswer> {
+  ): Promise<ApprovalReply> {
     const id = this.promptIds++;
     const prompt: ApprovalPrompt = { id, callId, card, choices };
-    return new Promise<ApprovalAnswer>((resolve) => {
+    return new Promise<ApprovalReply>((resolve) => {
       const onAbort = (): void => {
         if (!this.approvals.delete(id)) return;
         this.emit({ type: 'approval-resolved', id, answer: 'cancelled' });
@@ -209,13 +216,17 @@ export class SessionController {
     });
   }
 
-  /** The operator's answer to an approval card (Y/S/A/N in the terminal, buttons on the Web page). */
-  answerApproval(id: number, answer: ApprovalAnswer): boolean {
+  /**
+   * The operator's answer to an approval card (Y/S/A/N in the terminal, buttons on the Web page).
+   * A denial may carry feedback: the model reads it in the tool result (TUIX-12).
+   */
+  answerApproval(id: number, answer: ApprovalAnswer, feedback?: string): boolean {
     const pending = this.approvals.get(id);
     if (!pending?.prompt.choices.includes(answer)) return false;
     this.approvals.delete(id);
     this.emit({ type: 'approval-resolved', id, answer });
-    pending.resolve(answer);
+    const text = feedback?.trim() ?? '';
+    pending.resolve(answer === 'deny' && text !== '' ? { answer: 'deny', feedback: text } : answer);
     return true;
   }
 

@@ -28,3 +28,4 @@ export * from './tools/fence.js';
 export * from './tools/image-tools.js';
 export * from './trust.js';
 export * from './file-mentions.js';
+export * from './change-preview.js';

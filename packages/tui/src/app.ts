@@ -10,11 +10,13 @@
  *   countdown); when idle there is no timer at all.
  */
 import { Composer } from './composer.js';
+import { sanitizeInput } from './sanitize.js';
 import { type InputEvent, InputDecoder } from './input-decoder.js';
 import type { CtrlCResult, Intents } from './intents.js';
 import { loadMarkdown } from './markdown.js';
 import { type Frame, Painter } from './painter.js';
-import { approvalKey, renderApproval } from './panels/approval-card.js';
+import { approvalKey, isFeedbackKey, renderApproval } from './panels/approval-card.js';
+import { ToolEntry } from './entries.js';
 import { ListPicker, type ListPickerOptions } from './panels/list-picker.js';
 import { QuestionState } from './panels/question-overlay.js';
 import { renderQueuePanel } from './panels/queue-panel.js';
@@ -77,6 +79,8 @@ export class TerminalApp {
   private queuePhase: QueuePhase = 'idle';
   private todos: readonly TodoView[] = [];
   private approval: ApprovalView | undefined;
+  /** The line typed for "No, and tell the model what to do instead" (TUIX-12). */
+  private approvalFeedback: string | undefined;
   private question: QuestionState | undefined;
   private sideEntries: readonly SideEntryView[] = [];
   private sideOpen = false;
@@ -181,6 +185,7 @@ export class TerminalApp {
   }
 
   setApproval(card: ApprovalView | undefined): void {
+    if (card?.id !== this.approval?.id) this.approvalFeedback = undefined;
     this.approval = card;
     this.requestFrame(true);
   }
@@ -302,6 +307,11 @@ export class TerminalApp {
     if (this.scrollKey(event)) return undefined;
     if (this.approval) {
       if (event.type === 'ctrl' && event.letter === 'c') return void this.ctrlC();
+      if (this.approvalFeedback !== undefined) return void this.feedbackKey(event, this.approval);
+      if (isFeedbackKey(event, this.approval)) {
+        this.approvalFeedback = '';
+        return undefined;
+      }
       const choice = approvalKey(event, this.approval);
       if (choice) this.intents.answerApproval(this.approval.id, choice);
       return undefined;
@@ -332,6 +342,36 @@ export class TerminalApp {
     if (this.sideOpen) return void this.sideKey(event);
     if (isEsc) return void this.escape(armed);
     return this.composerKey(event);
+  }
+
+  private feedbackKey(event: InputEvent, card: ApprovalView): void {
+    const text = this.approvalFeedback ?? '';
+    if (event.type === 'key') {
+      if (event.name === 'escape') this.approvalFeedback = undefined;
+      else if (event.name === 'backspace') this.approvalFeedback = [...text].slice(0, -1).join('');
+      else if (event.name === 'enter' && text.trim() !== '') {
+        this.approvalFeedback = undefined;
+        this.intents.answerApproval(card.id, 'deny', text.trim());
+      }
+      return;
+    }
+    if (event.type === 'ctrl' && event.letter === 'u') this.approvalFeedback = '';
+    else if (event.type === 'text' || event.type === 'paste')
+      this.approvalFeedback = text + sanitizeInput(event.text).replace(/\n+/g, ' ');
+  }
+
+  /** Ctrl+O (TUIX-7): expands or collapses the newest tool card that has more to show. */
+  private toggleToolOutput(): void {
+    const entries = this.transcript.all;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i];
+      if (entry instanceof ToolEntry && (entry.expandable || entry.expanded)) {
+        entry.setExpanded(!entry.expanded);
+        if (entry.expanded) this.notice('Expanded the last tool output · Ctrl+O collapses it');
+        return;
+      }
+    }
+    this.notice('No tool output to expand.');
   }
 
   private scrollKey(event: InputEvent): boolean {
@@ -550,6 +590,9 @@ export class TerminalApp {
       case 'l':
         this.painter.invalidate();
         break;
+      case 'o':
+        this.toggleToolOutput();
+        break;
       default:
         break;
     }
@@ -762,7 +805,7 @@ export class TerminalApp {
       composerRows[0] = paintRow([...prefix, { text: 'Type a message, / for commands', style: theme.muted }]);
     const above: string[] = [];
     const overlayRoom = Math.max(3, Math.floor(rows * 0.6));
-    if (this.approval) above.push(...renderApproval(this.approval, width, overlayRoom));
+    if (this.approval) above.push(...renderApproval(this.approval, width, overlayRoom, this.approvalFeedback));
     else if (this.question) above.push(...this.question.render(width, overlayRoom));
     else if (this.list) above.push(...this.list.render(width, Math.min(14, overlayRoom)));
     else if (this.pickerOpen()) above.push(...this.picker.render(width));

@@ -19,7 +19,8 @@ export interface Intents {
   /** `@` + Tab (TUIX-5): workspace paths matching the query, best first. */
   completePath?(query: string): Promise<readonly string[]>;
   togglePlan(): void;
-  answerApproval(id: number, answer: ApprovalChoice): void;
+  /** `feedback` goes with a denial: the model reads it in the tool result (TUIX-12). */
+  answerApproval(id: number, answer: ApprovalChoice, feedback?: string): void;
   /** One list of chosen labels or typed text per question, or dismissed. */
   answerQuestion(id: number, answers: readonly (readonly string[])[] | 'dismissed'): void;
   /** Ctrl+V: reserve a number, read the clipboard, attach (the next keys wait for it: IMG-21). */

@@ -37,6 +37,8 @@ export interface ApprovalView {
   readonly summary: string;
   readonly subject: string;
   readonly preview?: readonly string[] | undefined;
+  /** What Session and Always cover (TUIX-12). */
+  readonly grantScope?: string | undefined;
   readonly choices: readonly ApprovalChoice[];
 }
 

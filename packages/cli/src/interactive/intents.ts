@@ -74,7 +74,7 @@ export function controllerIntents(options: IntentOptions): Intents {
     },
     completePath: options.completePath,
     togglePlan: () => void controller.togglePlan(),
-    answerApproval: (id, answer) => void controller.answerApproval(id, answer),
+    answerApproval: (id, answer, feedback) => void controller.answerApproval(id, answer, feedback),
     answerQuestion: (id, answers) => void controller.answerQuestion(id, answers === 'dismissed' ? 'dismissed' : answers),
     pasteImage: () => pasteClipboardImage(attachmentsOf(controller), options.readClipboard),
     cancelSide: () => void controller.cancelSide(),

@@ -19,6 +19,8 @@ export interface ApprovalCard {
   readonly subject: string;
   /** `edit`/`write`: `-` lines of `old_string`, `+` lines of `new_string` or `contents` (escaped, capped). */
   readonly preview?: readonly string[];
+  /** TUIX-12: what a Session or Always answer covers (the tool and the path or command). */
+  readonly grantScope?: string;
 }
 
 /** The card of a call that passed without asking (§6.5). */
