@@ -63,7 +63,7 @@ export function toolDiff(name: string, input: Record<string, unknown>): string[]
   } else if (name === 'write') {
     const contents = split(str(input.contents));
     const width = String(contents.length).length;
-    contents.forEach((l, i) => lines.push(`+ ${String(i + 1).padStart(width)} │ ${l}`));
+    for (const [i, l] of contents.entries()) lines.push(`+ ${String(i + 1).padStart(width)} │ ${l}`);
   } else return undefined;
   return lines
     .slice(0, DIFF_PREVIEW_LINES + 1)
