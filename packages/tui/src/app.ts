@@ -476,7 +476,7 @@ export class TerminalApp {
         }
         break;
       case 'paste':
-        c.insertText(event.text);
+        c.insertPaste(event.text);
         this.composerEdited();
         break;
       case 'text':
