@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-write.js';
 import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseCommand } from './commands/registry.js';
+import { runShellEscape, shellContextBlock, shellEscapeCommand } from './shell-escape.js';
 import type { EngineEvent, TurnResult } from './events.js';
 import type { ToolContext } from '@crystal/core';
 import type {
@@ -328,6 +329,15 @@ export class SessionController {
    */
   submit(text: string): void {
     this.ctrlCArmed = false;
+    const shell = shellEscapeCommand(text);
+    if (shell !== undefined) {
+      this.shell(shell);
+      return;
+    }
+    if (this.shellContext.length > 0 && text.trim() !== '' && !isCommand(text)) {
+      // TUIX-4: what `!cmd` printed goes to the model with the next message.
+      text = `${this.shellContext.splice(0).join('\n\n')}\n\n${text}`;
+    }
     if (text.trim() === '') {
       if (!this.queueItems.some((i) => i.kind === 'message')) return;
       if (this.current === 'idle') this.pump();
@@ -345,6 +355,7 @@ export class SessionController {
   /** Ctrl+C: interrupts a busy turn without dropping queued text (QUEUE-12); when idle, clears, then exits on the second press (QUEUE-13). */
   ctrlC(composerEmpty: boolean): CtrlCOutcome {
     if (this.current !== 'idle') {
+      this.shellAbort?.abort();
       this.active.cancel();
       return 'interrupted';
     }
@@ -358,6 +369,40 @@ export class SessionController {
     }
     this.ctrlCArmed = true;
     return 'exit-armed';
+  }
+
+  private shellContext: string[] = [];
+  private shellAbort: AbortController | undefined;
+
+  /** `!cmd` (TUIX-4): one bash call through the session's executor and policy, at an idle prompt. */
+  private shell(command: string): void {
+    const refuse = (text: string): void =>
+      this.emit({ type: 'command-output', command: `!${command}`, output: { kind: 'error', text } });
+    if (this.current !== 'idle' || this.running)
+      return refuse('!commands run at an idle prompt; wait for the turn or press Esc.');
+    if (this.mode === 'plan') return refuse('!commands run bash, which Plan does not allow; press Shift+Tab for Work.');
+    const tools = this.tools;
+    if (!tools) return refuse('This session has no tools to run a command with.');
+    const abort = new AbortController();
+    this.shellAbort = abort;
+    this.setActivity('tool_batch');
+    this.running = (async () => {
+      try {
+        const result = await runShellEscape(
+          { tools: tools.tools(), policy: tools.policy, mapException: tools.mapException, publish: (event) => this.emit(event) },
+          command,
+          abort.signal,
+        );
+        this.shellContext.push(shellContextBlock(command, result));
+      } catch (error) {
+        refuse(`The command could not run: ${(error as Error).message}`);
+      } finally {
+        this.shellAbort = undefined;
+        this.running = undefined;
+        this.setActivity('idle');
+        if (this.queueItems.length > 0) this.pump();
+      }
+    })();
   }
 
   private command(text: string): void {
@@ -656,7 +701,8 @@ export class SessionController {
     this.unsubscribe();
     this.active = next;
     this.unsubscribe = next.on(this.forward);
-    // BTW-11: /clear, /resume and /fork drop the side thread.
+    // BTW-11: /clear, /resume and /fork drop the side thread (and unsent `!cmd` output).
+    this.shellContext = [];
     this.cancelSide();
     this.clearSideThread();
     this.emit({ type: 'session-changed', sessionId: next.id, replayed });
@@ -696,6 +742,7 @@ export class SessionController {
   async quit(): Promise<void> {
     if (this.quitting) return;
     this.quitting = true;
+    this.shellAbort?.abort();
     this.active.cancel();
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save().catch(() => undefined);

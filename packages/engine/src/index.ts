@@ -29,3 +29,4 @@ export * from './tools/image-tools.js';
 export * from './trust.js';
 export * from './file-mentions.js';
 export * from './change-preview.js';
+export * from './shell-escape.js';

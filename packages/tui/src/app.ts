@@ -727,6 +727,12 @@ export class TerminalApp {
 
   private promptPrefix(): Span[] {
     const plan = this.status.mode === 'plan';
+    const first = this.composer.content[0];
+    if (first === '!' && this.composer.length > 1)
+      return [
+        { text: 'Shell', style: theme.warn },
+        { text: ' › ', style: theme.muted },
+      ];
     return [
       { text: plan ? 'Plan' : 'Work', style: plan ? theme.plan : theme.work },
       { text: ' › ', style: theme.muted },

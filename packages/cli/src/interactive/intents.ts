@@ -1,5 +1,5 @@
 /** The terminal's intents, carried out on the session controller. */
-import { isCommand, type SessionController, tagAttachedSpans, taggedMarker } from '@crystal/engine';
+import { isCommand, type SessionController, shellEscapeCommand, tagAttachedSpans, taggedMarker } from '@crystal/engine';
 import type { Intents } from '@crystal/tui';
 import { type AttachmentsFace, type ClipboardReader, pasteClipboardImage } from './clipboard.js';
 import { expandMentions } from './mentions.js';
@@ -43,7 +43,7 @@ export function controllerIntents(options: IntentOptions): Intents {
     submit(text, spans) {
       // IMG-4: only the attached spans get the provenance prefix; typed look-alikes stay plain.
       const tagged = spans.length > 0 ? tagAttachedSpans(text, spans) : text;
-      if (isCommand(tagged) || !tagged.includes('@')) {
+      if (isCommand(tagged) || shellEscapeCommand(tagged) !== undefined || !tagged.includes('@')) {
         inOrder(() => controller.submit(tagged));
         return;
       }

@@ -95,9 +95,11 @@ export function resultSummary(name: string, output: string, isError: boolean): s
   }
   if (name === 'question') return questionAnswers(text);
   if (name === 'bash') {
-    const last = lines.at(-1) ?? '';
-    const hidden = lines.length - 1;
-    return hidden > 0 ? `(${hidden} line${hidden === 1 ? '' : 's'} hidden · Ctrl+O shows all) ${last}` : last;
+    // `exit 0` says nothing; a short output shows whole, a long one its last line.
+    const body = /^exit 0$/.test(lines[0] ?? '') ? lines.slice(1) : lines;
+    if (body.length <= 3) return body.join('\n');
+    const hidden = body.length - 1;
+    return `(${hidden} more line${hidden === 1 ? '' : 's'} · Ctrl+O shows all) ${body.at(-1) ?? ''}`;
   }
   return undefined;
 }
