@@ -34,7 +34,7 @@ describe('terminal size', () => {
     await session.waitFor(/Work │ Default/);
   });
 
-  it('TUIX-9 at 40x10 the session is usable: status, composer, an answer and the queue all fit', async () => {
+  it('TUIX-9 at 40x10 the session is usable: the status bar, the composer and an answer fit', async () => {
     current = await scenario({ cols: 40, rows: 10, replies: [{ text: 'Small pane answer.' }] });
     const { session } = current;
     const first = await session.waitFor('Work ›');
@@ -45,5 +45,16 @@ describe('terminal size', () => {
     const screen = await session.waitFor('Small pane answer.');
     expect(screen).toContain('▌ hello from a small pane');
     for (const line of session.lines()) expect(line.length).toBeLessThanOrEqual(40);
+  });
+});
+
+describe('the first screen', () => {
+  it('TUIX-9 the first screen says where you are, with which model, and names useful keys', async () => {
+    current = await scenario({ replies: [] });
+    const { session, workspace } = current;
+    const screen = await session.waitFor('Type a message');
+    expect(screen).toContain('Crystal Code');
+    expect(screen).toContain(`Working in ${workspace} with fake/fake-model, Work mode.`);
+    expect(screen).toContain('@ attaches a file · Shift+Tab switches Plan/Work · Esc interrupts · ? lists every key and command');
   });
 });

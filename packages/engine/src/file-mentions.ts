@@ -9,8 +9,27 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { resolvePath } from './tools/fence.js';
 import { listFileBatches } from './tools/builtin/file-list.js';
-import { ripgrepFor } from './tools/builtin/ripgrep.js';
-import { searchScope } from './tools/builtin/walker.js';
+import { commonArgs, ripgrepFor, ripgrepLineBatches } from './tools/builtin/ripgrep.js';
+import { type SearchScope, searchScope, walkerAccepts } from './tools/builtin/walker.js';
+
+/**
+ * `rg --files` with the flags `glob` uses but without `--sort path` (ranking orders the answer,
+ * so rg may walk on all its threads), each path through the walker's rules as `glob` does.
+ */
+async function unsortedRipgrepList(scope: SearchScope, rg: string): Promise<string[]> {
+  const flags = commonArgs();
+  const at = flags.indexOf('--sort');
+  if (at !== -1) flags.splice(at, 2);
+  const fileRulesApplied = scope.rules.top === scope.root;
+  const out: string[] = [];
+  for await (const lines of ripgrepLineBatches(rg, [...flags, '--files', '--', '.'], scope.root)) {
+    for (const line of lines) {
+      const rel = line.startsWith('./') ? line.slice(2) : line;
+      if (walkerAccepts(scope, rel, fileRulesApplied)) out.push(rel);
+    }
+  }
+  return out;
+}
 
 /** How long a listing is reused before the next completion lists again. */
 export const MENTION_LIST_TTL_MS = 5_000;
@@ -45,8 +64,13 @@ export class WorkspaceFileIndex {
 
   private async list(): Promise<void> {
     const scope = await searchScope(this.workspace(), '.');
-    const out: string[] = [];
-    for await (const batch of listFileBatches(scope, ripgrepFor(this.rgPath), undefined)) for (const f of batch) out.push(f.rel);
+    const rg = ripgrepFor(this.rgPath);
+    let out: string[] | undefined;
+    if (rg && scope.kind === 'dir') out = await unsortedRipgrepList(scope, rg).catch(() => undefined);
+    if (!out) {
+      out = [];
+      for await (const batch of listFileBatches(scope, null, undefined)) for (const f of batch) out.push(f.rel);
+    }
     this.paths = out;
     this.lower = out.map((p) => p.toLowerCase());
     this.listedAt = this.now();

@@ -51,6 +51,10 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   }
   const stdin = deps.stdin ?? process.stdin;
   const stdout = deps.stdout ?? process.stdout;
+  if (options.resumePicker && !(stdout.isTTY && stdin.isTTY)) {
+    await controller.close().catch(() => undefined);
+    throw new UsageError("--resume without an id opens a picker, which needs a terminal; pass the id: 'crystal --resume ID'.");
+  }
   const sessionId =
     stdout.isTTY && stdin.isTTY
       ? await runTerminal({
@@ -58,6 +62,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
           config,
           home,
           replay: resuming,
+          resumePicker: options.resumePicker === true,
           readClipboard: deps.readClipboardImage ?? defaultClipboardReader(),
           stdin,
           stdout,

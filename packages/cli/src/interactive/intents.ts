@@ -21,6 +21,8 @@ export interface IntentOptions {
   readonly remember?: (text: string) => void;
   readonly completePath?: (query: string) => Promise<readonly string[]>;
   readonly notice?: (text: string) => void;
+  /** Opens the picker a bare `/resume` or `/model` stands for; true when it did. */
+  readonly pickers?: (text: string) => boolean;
 }
 
 export function controllerIntents(options: IntentOptions): Intents {
@@ -43,6 +45,8 @@ export function controllerIntents(options: IntentOptions): Intents {
     submit(text, spans) {
       // IMG-4: only the attached spans get the provenance prefix; typed look-alikes stay plain.
       const tagged = spans.length > 0 ? tagAttachedSpans(text, spans) : text;
+      // TUIX-11: `/resume` and `/model` without an argument open a picker instead.
+      if (options.pickers && isCommand(tagged) && options.pickers(tagged)) return;
       if (isCommand(tagged) || shellEscapeCommand(tagged) !== undefined || !tagged.includes('@')) {
         inOrder(() => controller.submit(tagged));
         return;

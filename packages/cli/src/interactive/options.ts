@@ -5,12 +5,24 @@
 import { UsageError } from '@crystal/engine';
 import { parseRunOptions, type RunOptions } from '../run-options.js';
 
-export type InteractiveOptions = Omit<RunOptions, 'prompt' | 'format' | 'images' | 'showThinking'>;
+export type InteractiveOptions = Omit<RunOptions, 'prompt' | 'format' | 'images' | 'showThinking'> & {
+  /** `-r`/`--resume` without an id (TUIX-11): open the session picker. */
+  readonly resumePicker?: boolean;
+};
 
 const RUN_ONLY = ['--format', '--image', '--show-thinking'];
 
 export function parseInteractiveOptions(argv: readonly string[]): InteractiveOptions {
-  const args = argv.map((a) => (a === '-r' ? '--resume' : a));
+  let args = argv.map((a) => (a === '-r' ? '--resume' : a));
+  // TUIX-11: `--resume` with no id (last, or followed by another flag) opens the picker.
+  let resumePicker = false;
+  args = args.filter((a, i) => {
+    if (a !== '--resume') return true;
+    const next = args[i + 1];
+    if (next !== undefined && !next.startsWith('-')) return true;
+    resumePicker = true;
+    return false;
+  });
   for (const arg of args) {
     const flag = arg.split('=')[0] as string;
     if (RUN_ONLY.includes(flag))
@@ -29,5 +41,9 @@ export function parseInteractiveOptions(argv: readonly string[]): InteractiveOpt
     );
   }
   const { prompt: _p, format: _f, images: _i, showThinking: _s, ...options } = parsed;
-  return options;
+  if (resumePicker && (options.resume !== undefined || options.continue))
+    throw new UsageError(
+      '--resume without an id opens the session picker; it cannot be combined with another --resume or --continue.',
+    );
+  return resumePicker ? { ...options, resumePicker } : options;
 }

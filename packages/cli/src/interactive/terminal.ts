@@ -3,11 +3,12 @@
  * the display together, and restores the terminal on every way out.
  */
 import { type Config, type SessionController, WorkspaceFileIndex } from '@crystal/engine';
-import { TerminalApp } from '@crystal/tui';
+import { PanelEntry, TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
 import { pickerCommands } from './completions.js';
 import { controllerIntents } from './intents.js';
 import { appendHistory, loadHistory } from './prompt-history.js';
+import { openSessionPicker, pickerFor } from './pickers.js';
 import { SessionView } from './session-view.js';
 
 export interface TerminalOptions {
@@ -15,6 +16,8 @@ export interface TerminalOptions {
   readonly config: Config;
   readonly home: string;
   readonly replay: boolean;
+  /** `crystal -r` without an id: the session picker opens first (TUIX-11). */
+  readonly resumePicker?: boolean;
   readonly readClipboard: ClipboardReader;
   readonly stdin: NodeJS.ReadStream;
   readonly stdout: NodeJS.WriteStream;
@@ -36,6 +39,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       remember: (text) => void appendHistory(home, workspace, text),
       completePath: (query) => files.complete(query).catch(() => []),
       notice: (text) => app.notice(text, 'error'),
+      pickers: (text) => pickerFor(text, controller, options.config, (picker) => app.openList(picker)),
     }),
     status: {
       mode: controller.mode,
@@ -53,6 +57,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
   app.setStatus(view.status());
   app.setHistory(loadHistory(home, workspace));
   if (options.replay) view.replay(controller.session.history());
+  else app.transcript.push(welcome(controller, process.env.HOME));
   if (controller.queue.length > 0) app.setQueue(controller.queue.map((i) => ({ kind: i.kind, text: i.text })));
   // A display defect must never break the engine that published the event.
   const unsubscribe = controller.on((event) => {
@@ -103,5 +108,19 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     stdout.on('resize', onResize);
     app.start();
     stdin.resume();
+    if (options.resumePicker) void openSessionPicker(controller, (picker) => app.openList(picker));
   });
+}
+
+/** The first screen (TUIX-9): where you are, with what, and three keys worth knowing. */
+function welcome(controller: SessionController, home: string | undefined): PanelEntry {
+  const ws = controller.session.workspace;
+  const where = home && (ws === home || ws.startsWith(`${home}/`)) ? `~${ws.slice(home.length)}` : ws;
+  return new PanelEntry(
+    'Crystal Code',
+    [
+      `Working in ${where} with ${controller.session.provider}/${controller.session.model}, ${controller.mode === 'plan' ? 'Plan' : 'Work'} mode.`,
+      '@ attaches a file · Shift+Tab switches Plan/Work · Esc interrupts · ? lists every key and command',
+    ].join('\n'),
+  );
 }
