@@ -378,11 +378,19 @@ export class SessionController {
   private shell(command: string): void {
     const refuse = (text: string): void =>
       this.emit({ type: 'command-output', command: `!${command}`, output: { kind: 'error', text } });
-    if (this.current !== 'idle' || this.running)
-      return refuse('!commands run at an idle prompt; wait for the turn or press Esc.');
-    if (this.mode === 'plan') return refuse('!commands run bash, which Plan does not allow; press Shift+Tab for Work.');
     const tools = this.tools;
-    if (!tools) return refuse('This session has no tools to run a command with.');
+    const problem =
+      this.current !== 'idle' || this.running
+        ? '!commands run at an idle prompt; wait for the turn or press Esc.'
+        : this.mode === 'plan'
+          ? '!commands run bash, which Plan does not allow; press Shift+Tab for Work.'
+          : !tools
+            ? 'This session has no tools to run a command with.'
+            : undefined;
+    if (problem !== undefined || !tools) {
+      refuse(problem ?? '');
+      return;
+    }
     const abort = new AbortController();
     this.shellAbort = abort;
     this.setActivity('tool_batch');

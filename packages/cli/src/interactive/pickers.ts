@@ -61,7 +61,8 @@ export function openModelPicker(controller: SessionController, config: Config, o
 /** Whether a submitted line is a picker command; opens the picker when it is. */
 export function pickerFor(text: string, controller: SessionController, config: Config, open: OpenPicker): boolean {
   const parsed = parseCommand(text);
-  if (!parsed || parsed.argument !== '') return false;
+  if (parsed?.argument !== '') return false;
+  if (!parsed) return false;
   if (parsed.spec.name === 'resume') {
     void openSessionPicker(controller, open);
     return true;
