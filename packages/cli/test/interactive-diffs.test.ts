@@ -129,11 +129,11 @@ describe('deny with feedback', () => {
 });
 
 describe('tool output that expands', () => {
-  it('TUIX-7 a failing command shows its tail and the error with how many lines came before; Ctrl+O expands and collapses', async () => {
+  it('TUIX-7 --fullscreen: a failing command shows its tail and the error with how many lines came before; Ctrl+O expands and collapses', async () => {
     // The error is written after the output has drained (stdout and stderr share one stream).
     const command = 'for i in $(seq 1 30); do echo "line $i"; done; sleep 0.3; echo "boom: the real error" >&2; exit 3';
     current = await scenario({
-      args: ['--approval', 'full'],
+      args: ['--approval', 'full', '--fullscreen'],
       rows: 60,
       replies: [{ toolCalls: [{ id: 'call_fail', name: 'bash', arguments: { command } }] }, { text: 'It failed.' }],
     });

@@ -34,7 +34,8 @@ describe('searchable pickers', () => {
     await session.waitFor('Type a message');
     await session.type('/resume');
     session.write('\r');
-    const list = await session.waitFor('Resume a session');
+    const list = await session.waitFor(/refactor the parser\s+just now · 2 messages · /);
+    expect(list).toContain('Resume a session');
     expect(list).toMatch(/write the release notes\s+just now · 2 messages · /);
     expect(list).toMatch(/refactor the parser\s+just now · 2 messages · /);
     await session.type('parser');
@@ -51,8 +52,8 @@ describe('searchable pickers', () => {
     const ids = await twoSessions(current);
     const picker = PtySession.start({ home: current.home.path, cwd: current.workspace, args: ['-r'] });
     try {
-      const list = await picker.waitFor('Resume a session');
-      expect(list).toContain('› write the release notes');
+      const list = await picker.waitFor('› write the release notes');
+      expect(list).toContain('Resume a session');
       picker.write('\x1b[B\r');
       await picker.waitFor(`Resumed ${ids[0]}.`);
     } finally {

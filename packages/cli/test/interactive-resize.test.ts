@@ -8,8 +8,8 @@ afterEach(async () => {
 });
 
 describe('terminal size', () => {
-  it('TUI-1 TUIX-9 below 40x10 a centred resize notice replaces the frame; keys typed meanwhile are kept', async () => {
-    current = await scenario({ replies: [{ text: 'Still here after the resize.' }] });
+  it('TUI-1 TUIX-9 --fullscreen: below 40x10 a centred resize notice replaces the frame; keys typed meanwhile are kept', async () => {
+    current = await scenario({ args: ['--fullscreen'], replies: [{ text: 'Still here after the resize.' }] });
     const { session } = current;
     await session.waitFor('Type a message');
     await session.type('hi');

@@ -16,7 +16,8 @@ import type { CtrlCResult, Intents } from './intents.js';
 import { loadMarkdown } from './markdown.js';
 import { type Frame, Painter } from './painter.js';
 import { approvalKey, isFeedbackKey, renderApproval } from './panels/approval-card.js';
-import { ToolEntry } from './entries.js';
+import { AssistantEntry, ReasoningEntry, ToolEntry, type TranscriptEntry } from './entries.js';
+import { type InlineFrame, InlinePainter } from './inline-painter.js';
 import { ListPicker, type ListPickerOptions } from './panels/list-picker.js';
 import { QuestionState } from './panels/question-overlay.js';
 import { renderQueuePanel } from './panels/queue-panel.js';
@@ -61,12 +62,19 @@ export interface AppOptions {
   readonly home?: string;
   readonly now?: () => number;
   readonly title?: string;
+  /**
+   * `inline` (TUIX-8): finished entries go to the terminal's scroll-back and only the live
+   * region repaints, no mouse capture; `fullscreen`: the alternate-screen view.
+   */
+  readonly view?: 'inline' | 'fullscreen';
 }
 
 export class TerminalApp {
   readonly transcript = new Transcript();
   readonly composer = new Composer();
   private readonly painter: Painter;
+  private readonly inlinePainter: InlinePainter | undefined;
+  readonly view: 'inline' | 'fullscreen';
   private readonly decoder = new InputDecoder();
   private readonly picker: SlashPicker;
   private readonly intents: Intents;
@@ -112,6 +120,8 @@ export class TerminalApp {
     this.status = options.status;
     this.now = options.now ?? Date.now;
     this.painter = new Painter((data) => this.host.write(data));
+    this.view = options.view ?? 'fullscreen';
+    if (this.view === 'inline') this.inlinePainter = new InlinePainter((data) => this.host.write(data));
     this.picker = new SlashPicker(options.commands ?? []);
     this.picker.onChange = () => this.requestFrame(true);
     this.home = options.home;
@@ -124,7 +134,8 @@ export class TerminalApp {
   /** Enters the alternate screen and paints the first frame at once. */
   start(): void {
     this.running = true;
-    this.painter.enter(this.title);
+    if (this.inlinePainter) this.inlinePainter.enter(this.title);
+    else this.painter.enter(this.title);
     this.render();
     void loadMarkdown().then(() => {
       this.transcript.invalidate();
@@ -139,7 +150,9 @@ export class TerminalApp {
     if (this.frameTimer) clearTimeout(this.frameTimer);
     this.frameTimer = undefined;
     this.stopTicker();
-    this.painter.leave();
+    // Inline: everything still on screen goes to the scroll-back, so the conversation stays.
+    if (this.inlinePainter) this.inlinePainter.leave(this.takeCommitted(this.width(), true));
+    else this.painter.leave();
   }
 
   get isRunning(): boolean {
@@ -288,6 +301,7 @@ export class TerminalApp {
       void this.drain();
     }
     this.painter.invalidate();
+    this.inlinePainter?.invalidate();
     this.requestFrame(true);
   }
 
@@ -363,8 +377,18 @@ export class TerminalApp {
   /** Ctrl+O (TUIX-7): expands or collapses the newest tool card that has more to show. */
   private toggleToolOutput(): void {
     const entries = this.transcript.all;
+    const printed = this.printedLast ? entries.lastIndexOf(this.printedLast) : -1;
     for (let i = entries.length - 1; i >= 0; i--) {
       const entry = entries[i];
+      if (entry instanceof ToolEntry && i <= printed && entry.expandable) {
+        // Inline: the card is in the scroll-back already; its whole output is printed below.
+        const copy = new ToolEntry(entry.data);
+        copy.copyResultOf(entry);
+        copy.setExpanded(true);
+        this.transcript.push(copy);
+        this.notice('Printed the whole output below; the scroll-back keeps it.');
+        return;
+      }
       if (entry instanceof ToolEntry && (entry.expandable || entry.expanded)) {
         entry.setExpanded(!entry.expanded);
         if (entry.expanded) this.notice('Expanded the last tool output · Ctrl+O collapses it');
@@ -375,6 +399,8 @@ export class TerminalApp {
   }
 
   private scrollKey(event: InputEvent): boolean {
+    // Inline: the terminal's own scroll-back scrolls (Shift+PageUp, the wheel); keys stay keys.
+    if (this.inlinePainter) return false;
     const page = Math.max(1, this.viewportHeight() - 1);
     let delta = 0;
     if (event.type === 'wheel') delta = event.direction === 'up' ? -WHEEL_ROWS : WHEEL_ROWS;
@@ -589,6 +615,7 @@ export class TerminalApp {
         break;
       case 'l':
         this.painter.invalidate();
+        this.inlinePainter?.invalidate();
         break;
       case 'o':
         this.toggleToolOutput();
@@ -765,7 +792,8 @@ export class TerminalApp {
     const now = this.now();
     this.lastFrameAt = now;
     const { cols, rows } = this.host.size();
-    this.painter.paint(this.compose(cols, rows, now), cols, rows);
+    if (this.inlinePainter) this.inlinePainter.paint(this.composeInline(cols, rows, now), cols, rows);
+    else this.painter.paint(this.compose(cols, rows, now), cols, rows);
     this.frames++;
     this.updateTicker();
   }
@@ -791,11 +819,9 @@ export class TerminalApp {
     this.ticker = undefined;
   }
 
-  /** The whole frame, top to bottom (TUI-1). */
-  compose(cols: number, rows: number, now: number): Frame {
-    if (tooSmall(cols, rows)) return { rows: renderResizeNotice(cols, rows) };
+  /** The rows under the transcript: overlays, panels, progress, status bar and composer. */
+  private composeBottom(cols: number, rows: number, now: number): { bottom: string[]; cursor?: { row: number; col: number } } {
     const width = Math.max(1, cols - 1);
-    const bottom: string[] = [];
     // Composer (bottom), with the Plan/Work prompt prefix.
     const prefix = this.promptPrefix();
     const prefixWidth = spansWidth(prefix);
@@ -823,7 +849,24 @@ export class TerminalApp {
     if (this.noticeText)
       above.push(...wrapSpans([{ text: this.noticeText.text, style: this.noticeText.style }], { width }).slice(0, 2));
     if (this.progress) above.push(renderProgress(this.progress, now));
-    bottom.push(...above, renderStatusBar(this.status, cols, this.home), ...composerRows);
+    const all = [...above, renderStatusBar(this.status, cols, this.home), ...composerRows];
+    const bottom = all.slice(Math.max(0, all.length - rows));
+    const overlayOwnsKeys =
+      this.approval !== undefined || this.question !== undefined || this.list !== undefined || this.sideOpen;
+    const cursor = overlayOwnsKeys
+      ? undefined
+      : {
+          row: bottom.length - composerRows.length + (layout.cursorRow - firstShown),
+          col: Math.min(cols - 1, prefixWidth + layout.cursorCol),
+        };
+    return { bottom, cursor };
+  }
+
+  /** The whole frame, top to bottom (TUI-1). */
+  compose(cols: number, rows: number, now: number): Frame {
+    if (tooSmall(cols, rows)) return { rows: renderResizeNotice(cols, rows) };
+    const width = Math.max(1, cols - 1);
+    const { bottom, cursor } = this.composeBottom(cols, rows, now);
     const viewport = Math.max(1, rows - bottom.length);
     this.lastViewport = viewport;
     const transcriptRows = this.transcript.visible(width, viewport);
@@ -831,16 +874,70 @@ export class TerminalApp {
     while (frameRows.length < viewport) frameRows.push('');
     if (this.transcript.scrolledBack)
       frameRows[viewport - 1] = paint('  ↓ more below · PageDown or wheel to follow', theme.muted);
-    frameRows.push(...bottom.slice(Math.max(0, bottom.length - rows)));
-    const overlayOwnsKeys =
-      this.approval !== undefined || this.question !== undefined || this.list !== undefined || this.sideOpen;
-    const cursor = overlayOwnsKeys
-      ? undefined
-      : {
-          row: rows - composerRows.length + (layout.cursorRow - firstShown),
-          col: Math.min(cols - 1, prefixWidth + layout.cursorCol),
-        };
-    return { rows: frameRows, cursor };
+    frameRows.push(...bottom);
+    const top = frameRows.length - rows;
+    return {
+      rows: frameRows.slice(Math.max(0, top)),
+      cursor: cursor && { row: cursor.row + viewport - Math.max(0, top), col: cursor.col },
+    };
+  }
+
+  // ---- inline view (TUIX-8) --------------------------------------------------------------
+
+  /** The last transcript entry written to the scroll-back. */
+  private printedLast: TranscriptEntry | undefined;
+
+  /** Whether an entry is done changing, so it can go to the scroll-back. */
+  private settledEntry(entry: TranscriptEntry, isLast: boolean): boolean {
+    if (entry instanceof AssistantEntry) return !entry.streaming;
+    if (entry instanceof ToolEntry) return entry.state !== 'running' && entry.state !== 'pending';
+    if (entry instanceof ReasoningEntry) return !isLast || this.progress === undefined;
+    return true;
+  }
+
+  /** Rows of the entries from the first not yet printed; `all` takes unsettled ones too (exit). */
+  private takeCommitted(width: number, all: boolean): string[] {
+    const entries = this.transcript.all;
+    const found = this.printedLast ? entries.lastIndexOf(this.printedLast) : -1;
+    let i = found + 1;
+    const out: string[] = [];
+    for (; i < entries.length; i++) {
+      const entry = entries[i] as TranscriptEntry;
+      if (!all && !this.settledEntry(entry, i === entries.length - 1)) break;
+      const rows = entry.rows(width);
+      if (i > 0 || found >= 0) out.push('');
+      for (let r = 0; r < rows.count; r++) out.push(rows.row(r));
+      this.printedLast = entry;
+    }
+    return out;
+  }
+
+  composeInline(cols: number, rows: number, now: number): InlineFrame {
+    if (tooSmall(cols, rows)) return { committed: [], live: renderResizeNotice(cols, rows).filter((r) => r !== '') };
+    // The transcript was cleared (/clear, /resume): the screen starts over (the scroll-back stays).
+    if (this.printedLast && !this.transcript.all.includes(this.printedLast)) {
+      this.printedLast = undefined;
+      this.inlinePainter?.clearScreen();
+    }
+    const width = Math.max(1, cols - 1);
+    const committed = this.takeCommitted(width, false);
+    const { bottom, cursor } = this.composeBottom(cols, rows, now);
+    // The entries still changing: their last rows, as many as fit above the bottom rows.
+    const room = Math.max(0, rows - 1 - bottom.length);
+    const entries = this.transcript.all;
+    const from = this.printedLast ? entries.lastIndexOf(this.printedLast) + 1 : 0;
+    const live: string[] = [];
+    for (let i = entries.length - 1; i >= from && live.length < room; i--) {
+      const r = (entries[i] as TranscriptEntry).rows(width);
+      const take = Math.min(r.count, room - live.length);
+      const part: string[] = [];
+      for (let k = r.count - take; k < r.count; k++) part.push(r.row(k));
+      live.unshift(...part);
+      if (live.length < room) live.unshift('');
+    }
+    if (committed.length === 0 && from === 0 && live[0] === '') live.shift();
+    const rowsOut = [...live.slice(Math.max(0, live.length - room)), ...bottom];
+    return { committed, live: rowsOut, cursor: cursor && { row: cursor.row + rowsOut.length - bottom.length, col: cursor.col } };
   }
 }
 

@@ -282,6 +282,15 @@ export class ToolEntry implements TranscriptEntry {
     return full !== (this.resultText ?? '').replace(/\s+$/, '') && full !== '';
   }
 
+  /** Takes another card's status, result, output and diff (a copy printed expanded). */
+  copyResultOf(other: ToolEntry): void {
+    this.status = other.status;
+    this.resultText = other.resultText;
+    this.fullText = other.fullText;
+    this.diffLines = other.diffLines;
+    this.head = undefined;
+  }
+
   get expanded(): boolean {
     return this.open;
   }

@@ -12,6 +12,9 @@ import { ensureTrusted } from '../trust-prompt.js';
 import { runPlain } from './plain.js';
 import { runTerminal } from './terminal.js';
 
+/** TUIX-8: the view when neither `--fullscreen`/`--inline` nor `terminalView` says. */
+export const DEFAULT_VIEW: 'inline' | 'fullscreen' = 'inline';
+
 export interface InteractiveDeps {
   /** The OS clipboard image reader (Ctrl+V); the default says none is available. */
   readonly readClipboardImage?: ClipboardReader;
@@ -63,6 +66,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
           home,
           replay: resuming,
           resumePicker: options.resumePicker === true,
+          view: options.view ?? config.terminalView ?? DEFAULT_VIEW,
           readClipboard: deps.readClipboardImage ?? defaultClipboardReader(),
           stdin,
           stdout,

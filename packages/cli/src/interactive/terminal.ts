@@ -16,6 +16,7 @@ export interface TerminalOptions {
   readonly config: Config;
   readonly home: string;
   readonly replay: boolean;
+  readonly view?: 'inline' | 'fullscreen';
   /** `crystal -r` without an id: the session picker opens first (TUIX-11). */
   readonly resumePicker?: boolean;
   readonly readClipboard: ClipboardReader;
@@ -52,6 +53,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     },
     commands: pickerCommands(home, () => controller.session.workspace),
     home: process.env.HOME,
+    view: options.view ?? 'fullscreen',
   });
   const view = new SessionView(app, controller, options.config);
   app.setStatus(view.status());

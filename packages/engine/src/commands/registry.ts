@@ -108,7 +108,7 @@ export const KEY_HELP: readonly (readonly [string, string])[] = [
   ['Tab', 'Completes the slash command, its argument, or the @path before the cursor; never changes the mode.'],
   ['Ctrl+J', 'Inserts a newline (also Alt+Enter, or \\ then Enter).'],
   ['Up/Down', 'Moves in the composer, then through earlier prompts.'],
-  ['PageUp/PageDown', 'Scrolls the transcript (also Ctrl+Up/Ctrl+Down and the mouse wheel).'],
+  ['PageUp/PageDown', 'Full-screen view: scrolls the transcript (also Ctrl+Up/Down, the wheel). Inline: the terminal scrolls.'],
   ['Ctrl+O', 'Expands or collapses the output of the last tool card (a long command output, read or diff).'],
   ['Ctrl+V', 'Attaches the image on the clipboard as [Image #N].'],
   ['Ctrl+L', 'Repaints the screen.'],

@@ -77,6 +77,8 @@ export const configSchema = z.object({
   compactionThreshold: z.optional(z.number().check(z.gt(0), z.maximum(1))),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
   workspaceTrust: z.optional(z.boolean()),
+  /** The interactive terminal view (TUIX-8): `inline` (default) or `fullscreen`. */
+  terminalView: z.optional(z.enum(['inline', 'fullscreen'])),
 });
 
 export type Config = z.output<typeof configSchema>;
