@@ -377,7 +377,7 @@ export class TerminalApp {
   /** Ctrl+O (TUIX-7): expands or collapses the newest tool card that has more to show. */
   private toggleToolOutput(): void {
     const entries = this.transcript.all;
-    const printed = this.printedLast ? entries.lastIndexOf(this.printedLast) : -1;
+    const printed = this.printedIndex();
     for (let i = entries.length - 1; i >= 0; i--) {
       const entry = entries[i];
       if (entry instanceof ToolEntry && i <= printed && entry.expandable) {
@@ -884,8 +884,17 @@ export class TerminalApp {
 
   // ---- inline view (TUIX-8) --------------------------------------------------------------
 
-  /** The last transcript entry written to the scroll-back. */
+  /** The last transcript entry written to the scroll-back, and where it was. */
   private printedLast: TranscriptEntry | undefined;
+  private printedAt = -1;
+
+  /** Index of the last printed entry now (-1: none, or the transcript was cleared). O(1) unless entries moved. */
+  private printedIndex(): number {
+    if (!this.printedLast) return -1;
+    const entries = this.transcript.all;
+    if (entries[this.printedAt] !== this.printedLast) this.printedAt = entries.lastIndexOf(this.printedLast);
+    return this.printedAt;
+  }
 
   /** Whether an entry is done changing, so it can go to the scroll-back. */
   private settledEntry(entry: TranscriptEntry, isLast: boolean): boolean {
@@ -898,7 +907,7 @@ export class TerminalApp {
   /** Rows of the entries from the first not yet printed; `all` takes unsettled ones too (exit). */
   private takeCommitted(width: number, all: boolean): string[] {
     const entries = this.transcript.all;
-    const found = this.printedLast ? entries.lastIndexOf(this.printedLast) : -1;
+    const found = this.printedIndex();
     let i = found + 1;
     const out: string[] = [];
     for (; i < entries.length; i++) {
@@ -908,6 +917,7 @@ export class TerminalApp {
       if (i > 0 || found >= 0) out.push('');
       for (let r = 0; r < rows.count; r++) out.push(rows.row(r));
       this.printedLast = entry;
+      this.printedAt = i;
     }
     return out;
   }
@@ -915,7 +925,7 @@ export class TerminalApp {
   composeInline(cols: number, rows: number, now: number): InlineFrame {
     if (tooSmall(cols, rows)) return { committed: [], live: renderResizeNotice(cols, rows).filter((r) => r !== '') };
     // The transcript was cleared (/clear, /resume): the screen starts over (the scroll-back stays).
-    if (this.printedLast && !this.transcript.all.includes(this.printedLast)) {
+    if (this.printedLast && this.printedIndex() === -1) {
       this.printedLast = undefined;
       this.inlinePainter?.clearScreen();
     }
@@ -925,7 +935,7 @@ export class TerminalApp {
     // The entries still changing: their last rows, as many as fit above the bottom rows.
     const room = Math.max(0, rows - 1 - bottom.length);
     const entries = this.transcript.all;
-    const from = this.printedLast ? entries.lastIndexOf(this.printedLast) + 1 : 0;
+    const from = this.printedIndex() + 1;
     const live: string[] = [];
     for (let i = entries.length - 1; i >= from && live.length < room; i--) {
       const r = (entries[i] as TranscriptEntry).rows(width);
