@@ -444,8 +444,8 @@ export class SessionController {
       // Queued as a message (never parsed again), so a command whose text starts with / cannot loop;
       // pending `!cmd` output goes with it as with typed text (TUIX-4).
       const shellContext = this.shellContext.splice(0);
-      const text = shellContext.length > 0 ? `${shellContext.join('\n\n')}\n\n${message}` : message;
-      this.enqueue({ id: this.nextId++, kind: 'message', text });
+      const sent = shellContext.length > 0 ? `${shellContext.join('\n\n')}\n\n${message}` : message;
+      this.enqueue({ id: this.nextId++, kind: 'message', text: sent });
       if (this.current === 'idle') this.pump();
       return;
     }
