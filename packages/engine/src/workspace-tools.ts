@@ -20,6 +20,7 @@ import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTool
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
+import type { ProjectCodeTrust } from './trust.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
 
 export interface WorkspaceToolOptions {
@@ -38,6 +39,12 @@ export interface WorkspaceToolOptions {
   readonly onNote?: (text: string) => void;
   readonly sessionId: () => string;
   readonly imageInput: () => boolean;
+  /**
+   * The operator's explicit yes to project code for this process (`crystal run
+   * --trust-workspace`). Omitted (the interactive surfaces): `"workspaceTrust": false` grants it,
+   * as those surfaces asked the trust question first otherwise (SEC-1, CLI-8).
+   */
+  readonly trustWorkspace?: boolean;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
   readonly env?: NodeJS.ProcessEnv;
@@ -66,11 +73,17 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   });
   let external: Awaited<ReturnType<typeof loadExternalTools>> = { tools: [], notes: [] };
   if (options.externalTools !== false) {
-    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace });
+    const projectCode: ProjectCodeTrust = {
+      home: options.home,
+      workspace: options.workspace,
+      granted: options.trustWorkspace ?? options.config.workspaceTrust === false,
+    };
+    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace, projectCode });
     external = await loadExternalTools(
       discovery,
       {
         workspace: options.workspace,
+        projectCode,
         sessionId: options.sessionId,
         approvalMode: () => policy.mode,
         imageInput: options.imageInput,

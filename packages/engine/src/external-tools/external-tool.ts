@@ -1,6 +1,7 @@
 /** An external tool as the session sees it: a core tool definition plus where it came from. */
 import type { ToolDefinition } from '@crystal/core';
 import type { ExternalToolFacts } from '../approval/classifier.js';
+import type { ProjectCodeTrust } from '../trust.js';
 import type { Catalog, DeclaredApproval, ToolSource } from './manifest.js';
 
 export interface ExternalTool extends ToolDefinition {
@@ -25,6 +26,8 @@ export interface ExternalToolContext {
   readonly imageInput: boolean | (() => boolean);
   /** The host environment the children inherit (default `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
+  /** Whether project sets may load here (SEC-1): every loader asks `mayRunProjectCode` with it. */
+  readonly projectCode: ProjectCodeTrust;
   /** Grace between SIGTERM and SIGKILL when a tool is stopped (default 2000 ms). */
   readonly killGraceMs?: number;
 }
