@@ -64,8 +64,12 @@ export interface WorkspaceTools {
 export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Promise<WorkspaceTools> {
   let mode = options.mode;
   const todos = new TodoStore();
+  // SEC-4: the tools open only the final path the policy checked for the call.
+  const checkedPath = (callId: string): string | undefined => policy.checkedPath(callId);
   const builtins = createBuiltinTools({
     workspace: options.workspace,
+    home: options.home,
+    checkedPath,
     bashTimeoutMs: bashTimeoutMs(options.config, options.bashTimeoutSeconds),
     todos,
     ...(options.askQuestion ? { ask: options.askQuestion } : {}),
@@ -94,6 +98,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   // IMG-22..26: view_image for image-capable models, describe_image when imageModel is set.
   const imageTools = createImageTools({
     workspace: options.workspace,
+    home: options.home,
+    checkedPath,
     limits: imageLimitsFrom(options.config.images),
     createImageClient: () => imageModelClient(options.home, options.config, options.env ?? process.env),
     ...(options.config.imageModel?.thinkingEffort ? { imageModelThinking: options.config.imageModel.thinkingEffort } : {}),

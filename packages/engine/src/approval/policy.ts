@@ -75,6 +75,11 @@ export interface ApprovalPolicyOptions {
 
 export interface ApprovalPolicy extends ToolInvocationPolicy {
   readonly mode: ApprovalMode;
+  /**
+   * The final path the last allowed decision for `callId` was made on (SEC-4), handed out once:
+   * the tool opens that path and no other.
+   */
+  checkedPath(callId: string): string | undefined;
   setMode(mode: ApprovalMode): void;
   classify(call: ParsedToolCall): Classification;
 }
@@ -87,13 +92,18 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
   const classifyCall = (call: ParsedToolCall): Classification =>
     classify(call, {
       workspace: workspace(),
+      home: options.home,
       ...(options.externalTool ? { externalTool: options.externalTool } : {}),
       ...(options.skillRoots ? { skillRoots: options.skillRoots() } : {}),
       ...(options.classifiers ? { classifiers: options.classifiers } : {}),
     });
 
+  const checked = new Map<string, string>();
   const decided = (outcome: ApprovalOutcome): PolicyDecision => {
     options.onDecided?.(outcome);
+    const target = outcome.classification?.target;
+    if (outcome.allowed && target !== undefined) checked.set(outcome.call.id, target);
+    else checked.delete(outcome.call.id);
     if (outcome.allowed) return { allow: true };
     if (outcome.by === 'plan') return { allow: false, reason: planRejectionText(outcome.call.name) };
     if (outcome.by === 'cancelled') return { allow: false, reason: CANCELLED_TEXT };
@@ -110,7 +120,8 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
     signal: AbortSignal,
   ): Promise<PolicyDecision> => {
     if (!options.ask) return decided({ call, classification, allowed: false, by: 'unattended' });
-    const forbidden = classification.risk === 'forbidden';
+    // A Forbidden call or a protected path (SEC-2, SEC-3) is only ever granted Once.
+    const forbidden = classification.risk === 'forbidden' || classification.protected !== undefined;
     const request: ApprovalRequest = {
       call,
       classification,
@@ -145,6 +156,11 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       mode = next;
     },
     classify: classifyCall,
+    checkedPath(callId: string): string | undefined {
+      const path = checked.get(callId);
+      checked.delete(callId);
+      return path;
+    },
     async decide(call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> {
       // 1. Plan offers no edit, write or bash, and the policy rejects them as well.
       if (options.plan() && PLAN_REJECTED_TOOLS.has(call.name)) return decided({ call, allowed: false, by: 'plan' });
@@ -152,8 +168,12 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       const facts = options.externalTool?.(call.name);
       // 2. Auto-pass by mode.
       if (autoPasses(mode, call.name, classification, facts?.automatic === true)) return autoPass(call, classification, 'Policy');
-      // 3. Session and Always grants (never for a Forbidden call).
-      if (classification.risk !== 'forbidden' && grants.matches(grantFor(workspace(), call))) {
+      // 3. Session and Always grants (never for a Forbidden call or a protected path).
+      if (
+        classification.risk !== 'forbidden' &&
+        classification.protected === undefined &&
+        grants.matches(grantFor(workspace(), call))
+      ) {
         return autoPass(call, classification, 'Grant');
       }
       // 4. Seam: a reviewer model (Review / Audit modes) would judge the call here; deny gives a
@@ -171,6 +191,8 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
 export function autoPasses(mode: ApprovalMode, tool: string, classification: Classification, automatic: boolean): boolean {
   const { risk, authority } = classification;
   if (risk === 'forbidden' || risk === 'privileged' || authority !== 'workspace') return false;
+  // SEC-2: a protected path asks in every mode, whatever an author or the mode says.
+  if (classification.protected !== undefined) return false;
   if (automatic || risk === 'read') return true;
   if (mode === 'full') return true;
   return mode === 'edit' && (tool === 'write' || tool === 'edit');
