@@ -94,17 +94,18 @@ function classifyRead(
   context: ClassifyContext,
 ): Classification {
   const path = typeof input.path === 'string' ? input.path : '.';
-  return { ...classifyReadOf(tool, reader, input, context), target: resolvePath(context.workspace, path, context.home).real };
+  // One resolution: the verdict judged is the path handed to the tool (SEC-4).
+  const verdict = resolvePath(context.workspace, path, context.home);
+  return { ...classifyReadOf(tool, reader, verdict, input, context), target: verdict.real };
 }
 
 function classifyReadOf(
   tool: string,
   reader: { verb: string; fileTool: boolean },
+  verdict: PathVerdict,
   input: Record<string, unknown>,
   context: ClassifyContext,
 ): Classification {
-  const path = typeof input.path === 'string' ? input.path : '.';
-  const verdict = resolvePath(context.workspace, path, context.home);
   if (verdict.credential)
     return { risk: 'forbidden', authority: 'privileged_escalation', summary: `${reader.verb} credential path` };
   if (verdict.home) {
@@ -160,13 +161,13 @@ export function classifyShell(command: string, context: { readonly workspace: st
 /** Whether a command names Crystal Home: its path, `$CRYSTAL_HOME`, `~/…` or its path from the workspace. */
 function namesHome(command: string, workspace: string, home: string): boolean {
   const homeReal = realPath(resolve(home));
-  const spellings = new Set<string>([resolve(home), homeReal, '$CRYSTAL_HOME', '${CRYSTAL_HOME}']);
+  const spellings = new Set<string>([resolve(home), homeReal, '$CRYSTAL_HOME', '$' + '{CRYSTAL_HOME}']);
   for (const base of [homedir(), realPath(homedir())]) {
     const rel = relative(base, homeReal);
     if (rel !== '' && !rel.startsWith('..')) {
       spellings.add(`~/${rel}`);
       spellings.add(`$HOME/${rel}`);
-      spellings.add(`$${'{'}HOME}/${rel}`);
+      spellings.add(`$` + `{HOME}/${rel}`);
     }
   }
   const fromWs = relative(realPath(resolve(workspace)), homeReal);

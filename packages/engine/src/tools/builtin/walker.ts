@@ -70,7 +70,6 @@ export async function searchScope(fence: string | FenceHost, path: string | unde
   const workspace = host.workspace;
   const verdict = checkedTarget(host, path ?? '.', callId);
   if (verdict.credential) throw new ToolFailure(`${verdict.display} is a credentials path; it is not searched or listed.`);
-  let kind: 'dir' | 'file';
   let stat: import('node:fs').Stats;
   try {
     stat = statSync(verdict.real);
@@ -79,7 +78,7 @@ export async function searchScope(fence: string | FenceHost, path: string | unde
   }
   // SEC-5: a FIFO, socket or device is never opened (a read would block for ever).
   if (!stat.isDirectory() && !stat.isFile()) throw new ToolFailure(notRegularText(verdict.display, stat));
-  kind = stat.isDirectory() ? 'dir' : 'file';
+  const kind: 'dir' | 'file' = stat.isDirectory() ? 'dir' : 'file';
   const root = verdict.real;
   const ws = resolvePath(workspace, '.').real;
   const home = host.home === undefined ? undefined : realPath(resolve(host.home));
