@@ -161,7 +161,13 @@ describe('approval classifier', () => {
       ['nc -l 8080', 'write', 'Network shell command'],
       ['nmap localhost', 'write', 'Network shell command'],
       ['npm test', 'write', 'Workspace shell command'],
-      ['rm -rf ./build /tmp/crystal-out', 'write', 'Workspace shell command'],
+      ['rm -rf ./build', 'write', 'Workspace shell command'],
+      // SEC-10: a delete outside the workspace asks, however harmless the list would find it.
+      [
+        'rm -rf ./build /tmp/crystal-out',
+        'write',
+        'Shell command outside the workspace: rm outside the workspace (/tmp/crystal-out)',
+      ],
       ['git push origin feature-f', 'write', 'Workspace shell command'],
       ['git add . && chmod 644 x', 'write', 'Workspace shell command'],
       ['visudo -c', 'write', 'Workspace shell command'],

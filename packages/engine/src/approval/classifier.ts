@@ -9,6 +9,7 @@ import { relative, resolve, sep } from 'node:path';
 import type { ParsedToolCall } from '@crystal/core';
 import { type PathVerdict, realPath, resolvePath } from '../tools/fence.js';
 import { protectedCommandReason, protectedWriteReason } from './protected.js';
+import { parseShell, shellConcern } from './shell-analysis.js';
 
 export type Risk = 'read' | 'write' | 'privileged' | 'forbidden';
 export type Authority = 'workspace' | 'outside_workspace' | 'network' | 'privileged_escalation';
@@ -233,14 +234,32 @@ export const NETWORK_COMMANDS: readonly RegExp[] = [/\b(?:curl|wget|ssh|scp|nc|n
  */
 export const MAX_SCANNED_COMMAND = 32 * 1024;
 
-export function classifyCommand(command: string, _workspace?: string): Classification {
+/**
+ * The regex lists run on the command as written and as the shell reads it (quotes removed, so
+ * `r""m -rf /` is `rm -rf /`); then, with a workspace, the structural reading of SEC-10
+ * (shell-analysis.ts): outside or unknowable write targets, privileged programs, force pushes,
+ * credential globs. Only what it can prove stays in the workspace is a Workspace command.
+ */
+export function classifyCommand(command: string, workspace?: string): Classification {
   const forbidden: Classification = { risk: 'forbidden', authority: 'privileged_escalation', summary: 'Forbidden shell command' };
   if (command.length > MAX_SCANNED_COMMAND) return forbidden;
-  if (FORBIDDEN_COMMANDS.some((pattern) => pattern.test(command))) return forbidden;
-  if (PRIVILEGED_COMMANDS.some((pattern) => pattern.test(command))) {
+  const parsed = parseShell(command);
+  const read = parsed.commands.map((c) => [...c.words.map((w) => w.text)].join(' ')).join(' ; ');
+  const spellings = read === command ? [command] : [command, read];
+  const matches = (patterns: readonly RegExp[]): boolean => spellings.some((text) => patterns.some((p) => p.test(text)));
+  if (matches(FORBIDDEN_COMMANDS)) return forbidden;
+  const concern = workspace === undefined ? undefined : shellConcern(command, workspace);
+  if (concern?.kind === 'forbidden') return { ...forbidden, summary: `Forbidden shell command: it ${concern.why}` };
+  if (matches(PRIVILEGED_COMMANDS)) {
     return { risk: 'privileged', authority: 'privileged_escalation', summary: 'Privileged shell command' };
   }
-  if (NETWORK_COMMANDS.some((pattern) => pattern.test(command))) {
+  if (concern?.kind === 'privileged') {
+    return { risk: 'privileged', authority: 'privileged_escalation', summary: `Privileged shell command: ${concern.why}` };
+  }
+  if (concern?.kind === 'outside') {
+    return { risk: 'write', authority: 'outside_workspace', summary: `Shell command outside the workspace: ${concern.why}` };
+  }
+  if (matches(NETWORK_COMMANDS)) {
     return { risk: 'write', authority: 'network', summary: 'Network shell command' };
   }
   return { risk: 'write', authority: 'workspace', summary: 'Workspace shell command' };
