@@ -53,7 +53,7 @@ const ASKS: ReadonlyArray<[string, string]> = [
   ['rm -rf ../other', 'a sibling of the workspace'],
   ['rm -rf .', 'the workspace itself'],
   ['rm -rf "$HOME/x"', 'an expansion in the target'],
-  ['rm -rf ${TMPDIR}/x', 'an expansion in the target'],
+  ['rm -rf $' + '{TMPDIR}/x', 'an expansion in the target'],
   ['rm -rf ../*', 'a glob that climbs out'],
   ['cd / && rm -rf tmp', 'a cd out of the workspace, then a relative target'],
   ['cd "$X" && rm -rf build', 'a cd to a place that cannot be known'],
