@@ -82,7 +82,9 @@ describe('configuration', () => {
       expect(error.message, baseUri).toContain('fix the baseUri');
     }
     for (const baseUri of ['http://127.0.0.1:1/v1/', 'https://api.example.com/', 'HTTPS://API.EXAMPLE.COM/']) {
-      const dir = home(JSON.stringify({ providers: { x: { protocol: 'openai', baseUri, models: { m: { contextWindow: 1 } } } } }));
+      const dir = home(
+        JSON.stringify({ providers: { x: { protocol: 'openai', baseUri, models: { m: { contextWindow: 1 } } } } }),
+      );
       expect(() => loadConfig(dir), baseUri).not.toThrow();
     }
   });

@@ -241,19 +241,3 @@ export async function readFileForSearch(path: string, max: number): Promise<Buff
     return null;
   }
 }
-
-/** The first `bytes` bytes of a regular file at `path`, or null (special file, swapped, unreadable). */
-export async function headOfFile(path: string, bytes: number): Promise<Buffer | null> {
-  try {
-    const { handle } = await openCheckedFile(path, path);
-    try {
-      const buffer = Buffer.alloc(bytes);
-      const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-      return buffer.subarray(0, bytesRead);
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return null;
-  }
-}

@@ -10,7 +10,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
-import { headOfFile, readFileForSearch, readSmallFileSync } from '../safe-open.js';
+import { readFileForSearch, readSmallFileSync } from '../safe-open.js';
 import { parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { type PathFilter, pathFilter } from './file-list.js';
@@ -179,10 +179,9 @@ async function searchableTexts(paths: readonly string[]): Promise<(string | null
 
 const SYNC_READ_MAX = 256 * 1024;
 
-/** True for binary files and for anything that is not a regular file here (never opened then). */
-async function looksBinary(path: string): Promise<boolean> {
-  const head = await headOfFile(path, BINARY_PROBE_BYTES);
-  return head === null || head.includes(0);
+/** The searchable text of a file through a verified descriptor (null: binary, too big, special, swapped). */
+async function verifiedText(path: string): Promise<string | null> {
+  return textOf(await readFileForSearch(path, GREP_MAX_FILE_BYTES));
 }
 
 interface RgText {
@@ -220,7 +219,7 @@ export async function* ripgrepMatches(
   ];
   const matcher = new GuardedMatcher(pattern);
   let current = '';
-  let accepted = false;
+  let lines: string[] | null = null;
   for await (const json of ripgrepLines(rg, args, scope.root, signal)) {
     const message = JSON.parse(json) as RgMessage;
     if (message.type !== 'match' || !message.data) continue;
@@ -229,11 +228,16 @@ export async function* ripgrepMatches(
     const absolute = join(scope.root, ...rel.split('/'));
     if (rel !== current) {
       current = rel;
-      accepted = walkerAccepts(scope, rel) && (!filter || filter.matches(rel)) && !(await looksBinary(absolute));
+      // SEC-4: rg opened the file by name; what the model gets is checked against the file read
+      // here through a verified descriptor (binary, special and swapped files give null).
+      const accepted = walkerAccepts(scope, rel) && (!filter || filter.matches(rel));
+      const text = accepted ? await verifiedText(absolute) : null;
+      lines = text === null ? null : text.split('\n');
     }
-    if (!accepted) continue;
+    if (lines === null) continue;
     const content = decode(message.data.lines).replace(/\r?\n$/, '');
     const line = message.data.line_number ?? 0;
+    if ((lines[line - 1] ?? '').replace(/\r$/, '') !== content) continue;
     if (matcher.test(content, `${displayOf(scope, absolute)}:${line}`)) yield { absolute, line, text: content };
   }
 }
