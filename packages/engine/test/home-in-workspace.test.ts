@@ -73,6 +73,9 @@ describe('Crystal Home inside the workspace (SEC-3)', () => {
       call('edit', { path: join(home, 'permissions.json'), old_string: '[]', new_string: '[{}]' }),
       call('write', { path: '.crystal/trusted.json', contents: '{"trusted": ["/"]}' }),
       call('bash', { command: 'cat .crystal/config.json' }),
+      call('bash', { command: 'cat ./.cr*/config.json' }),
+      call('bash', { command: `cat "${ws}"/.crystal/credentials.json` }),
+      call('bash', { command: 'echo $(cat .crystal/config.json)' }),
       call('bash', { command: `echo '${grant}' > ${home}/permissions.json` }),
     ]) {
       const before = h.asked.length;

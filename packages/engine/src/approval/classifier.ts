@@ -5,11 +5,11 @@
  * symlinks are judged by their final target; shell commands through ordered regex lists.
  */
 import { homedir } from 'node:os';
-import { relative, resolve, sep } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { ParsedToolCall } from '@crystal/core';
 import { type PathVerdict, realPath, resolvePath } from '../tools/fence.js';
 import { protectedCommandReason, protectedWriteReason } from './protected.js';
-import { parseShell, shellConcern } from './shell-analysis.js';
+import { globRegExp, parseShell, shellConcern } from './shell-analysis.js';
 
 export type Risk = 'read' | 'write' | 'privileged' | 'forbidden';
 export type Authority = 'workspace' | 'outside_workspace' | 'network' | 'privileged_escalation';
@@ -159,8 +159,29 @@ export function classifyShell(command: string, context: { readonly workspace: st
   return base;
 }
 
-/** Whether a command names Crystal Home: its path, `$CRYSTAL_HOME`, `~/…` or its path from the workspace. */
+/**
+ * Whether a command names Crystal Home: its path, `$CRYSTAL_HOME`, `~/…` or its path from the
+ * workspace, as written or with quotes removed (`"$HOME"/.crystal`), or a glob that could match
+ * its path from the workspace (`.cr*`).
+ */
 function namesHome(command: string, workspace: string, home: string): boolean {
+  if (namesHomeIn(command, workspace, home)) return true;
+  const parsed = parseShell(command);
+  const words = parsed.commands.flatMap((c) => [...c.words, ...c.outputs]);
+  if (namesHomeIn(words.map((w) => w.text).join(' '), workspace, home)) return true;
+  if (parsed.substitutions.some((inner) => namesHome(inner, workspace, home))) return true;
+  const fromWs = relative(realPath(resolve(workspace)), realPath(resolve(home)));
+  if (fromWs === '' || fromWs.startsWith('..')) return false;
+  const first = fromWs.split(sep)[0] as string;
+  return words.some((word) => {
+    if (!word.glob || word.tilde || isAbsolute(word.text)) return false;
+    const head = word.text.replace(/^(\.\/)+/, '').split('/')[0] ?? '';
+    if (!/[*?[]/.test(head) || (first.startsWith('.') && !head.startsWith('.'))) return false;
+    return globRegExp(head).test(first);
+  });
+}
+
+function namesHomeIn(command: string, workspace: string, home: string): boolean {
   const homeReal = realPath(resolve(home));
   const spellings = new Set<string>([resolve(home), homeReal, '$CRYSTAL_HOME', '$' + '{CRYSTAL_HOME}']);
   for (const base of [homedir(), realPath(homedir())]) {

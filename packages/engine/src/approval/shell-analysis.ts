@@ -566,13 +566,21 @@ function credentialWord(word: ShellWord, root: string, cwd: string | undefined):
     if (!/[*?[]/.test(part)) return isCredentialPath(part);
     // A shell glob matches a leading dot only when the pattern starts with one.
     const names = part.startsWith('.') ? SENSITIVE_NAMES : SENSITIVE_NAMES.filter((name) => !name.startsWith('.'));
-    const pattern = new RegExp(
-      `^${part
-        .replace(/[.+^${}()|\\]/g, '\\$&')
-        .replace(/\*/g, '.*')
-        .replace(/\?/g, '.')
-        .replace(/\[!/g, '[^')}$`,
-    );
+    const pattern = globRegExp(part);
     return names.some((name) => pattern.test(name));
   });
+}
+
+/** One path segment of a shell glob (`*`, `?`, `[…]`, `[!…]`) as an anchored regular expression. */
+export function globRegExp(segment: string): RegExp {
+  const body = segment
+    .replace(/[.+^${}()|\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.')
+    .replace(/\[!/g, '[^');
+  try {
+    return new RegExp(`^${body}$`);
+  } catch {
+    return /^.*$/; // An unclosed bracket: assume it could match anything.
+  }
 }
