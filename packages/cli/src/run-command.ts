@@ -36,6 +36,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     mode: options.plan ? 'plan' : 'work',
     approval: options.approval,
     bashTimeoutSeconds: options.bashTimeoutSeconds,
+    // CLI-8: run never asks; project code loads from a trusted workspace or with the flag only.
+    trustWorkspace: options.trustWorkspace,
     sessionId: () => sessionId,
     imageInput: () => imageInput,
     askQuestion: async () => {

@@ -22,6 +22,7 @@ import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTool
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
+import type { ProjectCodeTrust } from './trust.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
 
 export interface WorkspaceToolOptions {
@@ -40,6 +41,12 @@ export interface WorkspaceToolOptions {
   readonly onNote?: (text: string) => void;
   readonly sessionId: () => string;
   readonly imageInput: () => boolean;
+  /**
+   * The operator's explicit yes to project code for this process (`crystal run
+   * --trust-workspace`). Omitted (the interactive surfaces): `"workspaceTrust": false` grants it,
+   * as those surfaces asked the trust question first otherwise (SEC-1, CLI-8).
+   */
+  readonly trustWorkspace?: boolean;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
   readonly env?: NodeJS.ProcessEnv;
@@ -75,8 +82,12 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     // A host off the allow list asks the operator through the approval policy (made below).
     ...(options.askApproval ? { askHost: (host: string, signal: AbortSignal) => policy.askHost(host, signal) } : {}),
   });
+  // SEC-4: the tools open only the final path the policy checked for the call.
+  const checkedPath = (callId: string): string | undefined => policy.checkedPath(callId);
   const builtins = createBuiltinTools({
     workspace: options.workspace,
+    home: options.home,
+    checkedPath,
     bashTimeoutMs: bashTimeoutMs(options.config, options.bashTimeoutSeconds),
     todos,
     env,
@@ -86,11 +97,17 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   });
   let external: Awaited<ReturnType<typeof loadExternalTools>> = { tools: [], notes: [] };
   if (options.externalTools !== false) {
-    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace });
+    const projectCode: ProjectCodeTrust = {
+      home: options.home,
+      workspace: options.workspace,
+      granted: options.trustWorkspace ?? options.config.workspaceTrust === false,
+    };
+    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace, projectCode });
     external = await loadExternalTools(
       discovery,
       {
         workspace: options.workspace,
+        projectCode,
         sessionId: options.sessionId,
         approvalMode: () => policy.mode,
         imageInput: options.imageInput,
@@ -103,6 +120,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   // IMG-22..26: view_image for image-capable models, describe_image when imageModel is set.
   const imageTools = createImageTools({
     workspace: options.workspace,
+    home: options.home,
+    checkedPath,
     limits: imageLimitsFrom(options.config.images),
     createImageClient: () => imageModelClient(options.home, options.config, options.env ?? process.env),
     ...(options.config.imageModel?.thinkingEffort ? { imageModelThinking: options.config.imageModel.thinkingEffort } : {}),
