@@ -58,6 +58,8 @@ ${SESSION_FLAGS}
       --resume ID            continue a saved session
       --continue             continue the newest session of this workspace
       --show-thinking        print the model's reasoning too
+      --trust-workspace      load this workspace's plugin and exec tool sets even if it is
+                             not trusted (for CI; otherwise only trusted workspaces load them)
 
 Exit codes: 0 completed; 1 invalid command, configuration or credentials; 2 model request
 failed or content filtered; 3 budget reached, context overflow or truncated output;

@@ -39,6 +39,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     approval: options.approval,
     bashTimeoutSeconds: options.bashTimeoutSeconds,
     skills: options.skills,
+    // CLI-8: run never asks; project code loads from a trusted workspace or with the flag only.
+    trustWorkspace: options.trustWorkspace,
     sessionId: () => sessionId,
     imageInput: () => imageInput,
     askQuestion: async () => {

@@ -23,6 +23,8 @@ export interface RunOptions {
   readonly showThinking: boolean;
   /** `--skills on|off` (SKILL-1); absent means config.json `skills`, default on. */
   readonly skills?: boolean | undefined;
+  /** `--trust-workspace`: load project code in an untrusted workspace (SEC-1, CLI-8). */
+  readonly trustWorkspace: boolean;
 }
 
 export function parseRunOptions(argv: readonly string[]): RunOptions {
@@ -78,6 +80,7 @@ export function parseRunOptions(argv: readonly string[]): RunOptions {
     continue: v.continue === true,
     showThinking: v['show-thinking'] === true,
     ...(skills === undefined ? {} : { skills }),
+    trustWorkspace: v['trust-workspace'] === true,
   };
 }
 
@@ -105,6 +108,7 @@ function parse(argv: readonly string[]) {
       continue: { type: 'boolean' },
       'show-thinking': { type: 'boolean' },
       skills: { type: 'string' },
+      'trust-workspace': { type: 'boolean' },
     },
   });
 }

@@ -91,8 +91,20 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
     home = tempHome(fakeConfig(fake.baseUri));
     const result = await runCrystal(['run', '--approval', 'full', 'clean up'], { home: home.path, cwd: workspace });
     expect(result.code).toBe(0);
-    expect(result.stderr).toContain('did not load: this workspace is not trusted');
+    expect(result.stderr).toContain('is not trusted, so its project code was not loaded: hooks in');
     expect(existsSync(join(workspace, 'victim.txt'))).toBe(false);
+  });
+
+  it('HOOK-1 --trust-workspace lets the project hooks run without trusted.json (the shared mayRunProjectCode answer)', async () => {
+    const workspace = projectWithRmHook();
+    fake = await FakeProvider.start({ replies: SCRIPT, whenExhausted: 'error' });
+    home = tempHome(fakeConfig(fake.baseUri));
+    const result = await runCrystal(['run', '--trust-workspace', '--approval', 'full', 'clean up'], {
+      home: home.path,
+      cwd: workspace,
+    });
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(workspace, 'victim.txt'), 'utf8')).toBe('keep me\n');
   });
 
   it('HOOK-1 a Home config.json hook runs in any workspace and blocks with a JSON decision', async () => {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -329,6 +329,38 @@ describe('interactive-only features in crystal run', () => {
     const result = await runCrystal(['run', '-w', fresh, 'hello'], { home: home.path });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('fine');
+    expect(existsSync(join(home.path, 'trusted.json'))).toBe(false);
+  });
+
+  it('CLI-8 SEC-1 crystal run in an untrusted folder never imports its plugin code and prints one note; --trust-workspace loads it', async () => {
+    const { home, fake } = await setup([{ text: 'fine' }, { text: 'again' }]);
+    const fresh = tempDir('crystal-untrusted-');
+    const marker = join(tempDir('crystal-marker-'), 'imported');
+    const set = join(fresh, '.crystal', 'tools', 'evil');
+    mkdirSync(set, { recursive: true });
+    writeFileSync(
+      join(set, 'tool.mjs'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'imported');\n` +
+        `export default { name: 'evil_tool', description: 'x', parameters: { type: 'object' }, execute: () => 'ran' };\n`,
+    );
+    writeFileSync(join(set, 'tools.json'), JSON.stringify({ runner: 'plugin', module: './tool.mjs' }));
+    const toolNames = (i: number) =>
+      ((fake.requests[i]?.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
+
+    const untrusted = await runCrystal(['run', '--approval', 'full', '-w', fresh, 'hello'], { home: home.path });
+    expect(untrusted.code).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+    expect(toolNames(0)).not.toContain('evil_tool');
+    const notes = untrusted.stderr.split('\n').filter((line) => line.includes('not trusted'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain(set);
+    expect(notes[0]).toContain('--trust-workspace');
+
+    const trusted = await runCrystal(['run', '--trust-workspace', '-w', fresh, 'hello'], { home: home.path });
+    expect(trusted.code).toBe(0);
+    expect(existsSync(marker)).toBe(true);
+    expect(toolNames(1)).toContain('evil_tool');
+    expect(trusted.stderr).not.toContain('not trusted');
     expect(existsSync(join(home.path, 'trusted.json'))).toBe(false);
   });
 });

@@ -24,6 +24,7 @@ import { loadHooks, withPostToolUseHooks, withPreToolUseHooks } from './extensio
 import { discoverSkills, skillTool } from './extensions/skills.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
+import type { ProjectCodeTrust } from './trust.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
 
 export interface WorkspaceToolOptions {
@@ -46,6 +47,12 @@ export interface WorkspaceToolOptions {
   readonly skills?: boolean | undefined;
   /** The user's home folder for the Claude, agents and OpenCode skill folders; defaults to `os.homedir()`. */
   readonly userHome?: string | undefined;
+  /**
+   * The operator's explicit yes to project code for this process (`crystal run
+   * --trust-workspace`). Omitted (the interactive surfaces): `"workspaceTrust": false` grants it,
+   * as those surfaces asked the trust question first otherwise (SEC-1, CLI-8).
+   */
+  readonly trustWorkspace?: boolean;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
   readonly env?: NodeJS.ProcessEnv;
@@ -81,8 +88,12 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     // A host off the allow list asks the operator through the approval policy (made below).
     ...(options.askApproval ? { askHost: (host: string, signal: AbortSignal) => policy.askHost(host, signal) } : {}),
   });
+  // SEC-4: the tools open only the final path the policy checked for the call.
+  const checkedPath = (callId: string): string | undefined => policy.checkedPath(callId);
   const builtins = createBuiltinTools({
     workspace: options.workspace,
+    home: options.home,
+    checkedPath,
     bashTimeoutMs: bashTimeoutMs(options.config, options.bashTimeoutSeconds),
     todos,
     env,
@@ -91,12 +102,18 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onOutput ? { onOutput: options.onOutput } : {}),
   });
   let external: Awaited<ReturnType<typeof loadExternalTools>> = { tools: [], notes: [] };
+  const projectCode: ProjectCodeTrust = {
+    home: options.home,
+    workspace: options.workspace,
+    granted: options.trustWorkspace ?? options.config.workspaceTrust === false,
+  };
   if (options.externalTools !== false) {
-    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace });
+    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace, projectCode });
     external = await loadExternalTools(
       discovery,
       {
         workspace: options.workspace,
+        projectCode,
         sessionId: options.sessionId,
         approvalMode: () => policy.mode,
         imageInput: options.imageInput,
@@ -109,6 +126,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   // IMG-22..26: view_image for image-capable models, describe_image when imageModel is set.
   const imageTools = createImageTools({
     workspace: options.workspace,
+    home: options.home,
+    checkedPath,
     limits: imageLimitsFrom(options.config.images),
     createImageClient: () => imageModelClient(options.home, options.config, options.env ?? process.env),
     ...(options.config.imageModel?.thinkingEffort ? { imageModelThinking: options.config.imageModel.thinkingEffort } : {}),
@@ -137,8 +156,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       grantNetwork: (callId) => containment.grantNetwork(callId),
     },
   });
-  // HOOK-1: config.json hooks always; the project's only in a trusted workspace (trust.ts isTrusted).
-  const hooks = loadHooks({ home: options.home, workspace: options.workspace, hooks: options.config.hooks });
+  // HOOK-1: config.json hooks always; the project's only when trust.ts mayRunProjectCode says so.
+  const hooks = loadHooks({ home: options.home, workspace: options.workspace, hooks: options.config.hooks, projectCode });
   const hookContext = { workspace: options.workspace, sessionId: options.sessionId, onNote: options.onNote, env: options.env };
   return {
     tools: () =>

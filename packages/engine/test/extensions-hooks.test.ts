@@ -18,12 +18,12 @@ const hook = (command: string, matcher = '*') => ({ PreToolUse: [{ matcher, hook
 const call = (name: string, input: unknown) => ({ id: 'c', name, arguments: JSON.stringify(input), input });
 
 describe('hook loading (HOOK-1)', () => {
-  it('HOOK-1 project .crystal/settings.json hooks load only after the workspace is trusted (trust.ts isTrusted)', async () => {
+  it('HOOK-1 project .crystal/settings.json hooks load only after the workspace is trusted (trust.ts mayRunProjectCode)', async () => {
     const p = places();
     writeFileSync(join(p.workspace, '.crystal', 'settings.json'), JSON.stringify({ hooks: hook('exit 2') }));
     const before = loadHooks(p);
     expect(before.preToolUse).toHaveLength(0);
-    expect(before.notes.join('\n')).toContain('is not trusted');
+    expect(before.notes.join('\n')).toContain('is not trusted, so its project code was not loaded: hooks in');
     await trustWorkspace(p.home, p.workspace);
     const after = loadHooks(p);
     expect(after.preToolUse.map((h) => h.command)).toEqual(['exit 2']);

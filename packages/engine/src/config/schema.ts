@@ -30,7 +30,12 @@ export const modelSchema = z.object({
 
 export const providerSchema = z.object({
   protocol: z.enum(['responses', 'openai', 'deepseek', 'anthropic', 'gemini', 'ollama']),
-  baseUri: z.url({ error: 'expected an absolute URL such as "https://api.openai.com/v1/"' }),
+  // SEC-9: only http and https; file:, ftp:, javascript: and the like never reach a request.
+  baseUri: z.url({
+    protocol: /^https?$/,
+    error:
+      'expected an absolute http:// or https:// URL such as "https://api.openai.com/v1/" (other schemes such as file:, ftp: or javascript: are refused); fix the baseUri in config.json',
+  }),
   apiKey: z.optional(z.string()),
   apiKeyEnvironment: z.optional(z.string()),
   requiresApiKey: z.optional(z.boolean()),

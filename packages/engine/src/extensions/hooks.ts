@@ -2,8 +2,7 @@
  * Hooks (HOOK-1), `PreToolUse` and `PostToolUse` so far, in Claude Code's shape:
  *   "hooks": { "PreToolUse": [ { "matcher": "Bash", "hooks": [ { "type": "command", "command": "…", "timeout": 60 } ] } ] }
  * from `config.json` (Home: always runs) and the project's `.crystal/settings.json` and
- * `.claude/settings.json` (project code: runs only when `isTrusted` in trust.ts says the
- * workspace is trusted). The hook gets the call as JSON on stdin; exit code 2 (stderr is the
+ * `.claude/settings.json` (project code: runs only when trust.ts `mayRunProjectCode` says so). The hook gets the call as JSON on stdin; exit code 2 (stderr is the
  * reason) or a JSON `{"decision":"block","reason":…}` on stdout blocks the call, and the model
  * sees the reason. A hook that outlives its timeout is killed with its process group and
  * reported; any other failure is reported and does not block.
@@ -12,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolDefinition, ToolInvocationPolicy } from '@crystal/core';
-import { isTrusted } from '../trust.js';
+import { mayRunProjectCode, type ProjectCodeTrust, untrustedProjectCodeNote } from '../trust.js';
 import { superviseGroup } from '../tools/process-group.js';
 
 export type HookEvent = 'PreToolUse' | 'PostToolUse';
@@ -48,7 +47,13 @@ const CLAUDE_NAMES: Readonly<Record<string, string>> = {
   skill: 'Skill',
 };
 
-export function loadHooks(options: { home: string; workspace: string; hooks?: unknown }): HookSet {
+export function loadHooks(options: {
+  home: string;
+  workspace: string;
+  hooks?: unknown;
+  /** Whether project code may run (trust.ts `mayRunProjectCode`); defaults to `trusted.json` alone. */
+  projectCode?: ProjectCodeTrust;
+}): HookSet {
   const notes: string[] = [];
   const preToolUse: HookCommand[] = [];
   const postToolUse: HookCommand[] = [];
@@ -80,10 +85,14 @@ export function loadHooks(options: { home: string; workspace: string; hooks?: un
     }
   }
   if (present.length > 0) {
-    if (isTrusted(options.home, options.workspace)) for (const { file, hooks } of present) add(hooks, file);
+    const trust = options.projectCode ?? { home: options.home, workspace: options.workspace };
+    if (mayRunProjectCode(trust)) for (const { file, hooks } of present) add(hooks, file);
     else
       notes.push(
-        `Project hooks in ${present.map((p) => p.file).join(' and ')} did not load: this workspace is not trusted. Trust it to run them (start crystal here and answer the trust prompt).`,
+        untrustedProjectCodeNote(
+          trust,
+          present.map((p) => `hooks in ${p.file}`),
+        ),
       );
   }
   return { preToolUse, postToolUse, notes };
