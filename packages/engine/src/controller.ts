@@ -42,7 +42,9 @@ export type ControllerEvent =
   | { readonly type: 'question-resolved'; readonly id: number }
   | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string }
   | { readonly type: 'mode-changed'; readonly mode: 'plan' | 'work' }
-  | { readonly type: 'todos'; readonly items: readonly TodoItem[] };
+  | { readonly type: 'todos'; readonly items: readonly TodoItem[] }
+  /** An MCP server's state, tools, prompts or resources changed (`/mcp` shows them). */
+  | { readonly type: 'mcp-changed'; readonly server: string };
 
 export type ControllerListener = (event: ControllerEvent) => void;
 
@@ -100,6 +102,12 @@ export class SessionController {
    */
   static async open(options: ControllerOptions): Promise<SessionController> {
     const holder: { controller?: SessionController } = {};
+    // Notes that arrive before the controller or its first listener (a failing MCP server) are held.
+    const early: string[] = [];
+    const note = (text: string): void => {
+      if (holder.controller) holder.controller.note(text);
+      else early.push(text);
+    };
     const tools = await assembleWorkspaceTools({
       home: options.home,
       workspace: options.workspace,
@@ -111,7 +119,8 @@ export class SessionController {
       askQuestion: (questions, context) => (holder.controller as SessionController).askQuestion(questions, context),
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
       onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
-      onNote: (text) => holder.controller?.emit({ type: 'note', text }),
+      onNote: note,
+      onMcpChange: (server) => holder.controller?.emit({ type: 'mcp-changed', server }),
       sessionId: () => holder.controller?.session.id ?? '',
       imageInput: () => holder.controller?.session.imageInput ?? false,
     });
@@ -138,7 +147,7 @@ export class SessionController {
       });
     }
     // Notes from start-up (a skipped tool set, …) wait for the first listener.
-    controller.heldNotes.push(...tools.notes);
+    controller.heldNotes.push(...tools.notes, ...early);
     return controller;
   }
 
@@ -273,6 +282,11 @@ export class SessionController {
     this.listeners.add(listener);
     for (const text of this.heldNotes.splice(0)) listener({ type: 'note', text });
     return () => this.listeners.delete(listener);
+  }
+
+  private note(text: string): void {
+    if (this.listeners.size === 0) this.heldNotes.push(text);
+    else this.emit({ type: 'note', text });
   }
 
   private emit(event: ControllerEvent): void {
@@ -685,6 +699,7 @@ export class SessionController {
     this.active.cancel();
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
+    await this.tools?.close();
     this.emit({ type: 'quit', sessionId: this.active.id });
   }
 
@@ -693,7 +708,11 @@ export class SessionController {
     this.quitting = true;
     this.active.cancel();
     await this.whenIdle();
-    if (this.active.history().length > 0) await this.active.save();
+    try {
+      if (this.active.history().length > 0) await this.active.save();
+    } finally {
+      await this.tools?.close();
+    }
     this.unsubscribe();
   }
 }

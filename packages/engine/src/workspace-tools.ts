@@ -21,6 +21,7 @@ import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore 
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
+import { type McpHost, startMcpHost } from './mcp/index.js';
 
 export interface WorkspaceToolOptions {
   readonly home: string;
@@ -40,6 +41,10 @@ export interface WorkspaceToolOptions {
   readonly imageInput: () => boolean;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
+  /** Start the configured MCP servers (default true); they connect in the background (MCP-5). */
+  readonly mcpServers?: boolean;
+  /** An MCP server's state or lists changed. */
+  readonly onMcpChange?: (server: string) => void;
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -50,8 +55,12 @@ export interface WorkspaceTools {
   readonly todos: TodoStore;
   readonly mapException: typeof builtinExceptionMapper;
   readonly notes: readonly string[];
+  /** The session's MCP servers (MCP-1..6). */
+  readonly mcp: McpHost;
   mode(): Mode;
   setMode(mode: Mode): void;
+  /** Stops the MCP servers. */
+  close(): Promise<void>;
 }
 
 export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Promise<WorkspaceTools> {
@@ -78,6 +87,17 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       WORK_TOOLS,
     );
   }
+  const mcp = startMcpHost({
+    home: options.home,
+    workspace: options.workspace,
+    config: options.config,
+    imageInput: options.imageInput,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.onNote ? { onNote: options.onNote } : {}),
+    ...(options.onMcpChange ? { onChange: options.onMcpChange } : {}),
+    autoStart: options.mcpServers !== false,
+  });
+  const externalFacts = externalToolFacts(external.tools);
   // IMG-22..26: view_image for image-capable models, describe_image when imageModel is set.
   const imageTools = createImageTools({
     workspace: options.workspace,
@@ -94,18 +114,22 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onAutoPass ? { onAutoPass: options.onAutoPass } : {}),
     ...(options.onDecided ? { onDecided: options.onDecided } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
-    externalTool: externalToolFacts(external.tools),
+    externalTool: (name) => externalFacts(name) ?? mcp.facts(name),
   });
   return {
     tools: () => [
       ...catalogFor(mode, builtins),
       ...multimodalToolsFor({ imageInput: options.imageInput(), imageModel: options.config.imageModel, tools: imageTools }),
       ...externalToolsFor(external.tools, mode),
+      // MCP-5: a server that came up since the last round joins now (TURN-1).
+      ...externalToolsFor(mcp.tools(), mode),
     ],
     policy,
     todos,
     mapException: builtinExceptionMapper,
-    notes: external.notes,
+    notes: [...external.notes, ...mcp.notes],
+    mcp,
+    close: () => mcp.close(),
     mode: () => mode,
     setMode: (next) => {
       mode = next;

@@ -22,6 +22,8 @@ export interface ExternalToolFacts {
   readonly pathArguments: readonly string[];
   /** The author declared `approval: "always"` and that source's policy is `author`. */
   readonly automatic: boolean;
+  /** The card's summary instead of `External tool <name>` (an MCP tool names its server and hints). */
+  readonly summary?: string;
 }
 
 /** A classifier for tools the host does not know (plugins); `undefined` passes the call on. */
@@ -177,8 +179,9 @@ function classifyExternal(
       if (!verdict.inside) outside = true;
     }
   }
-  if (outside) return { risk: 'write', authority: 'outside_workspace', summary: `External tool ${name} outside workspace` };
-  return { risk: 'write', authority: 'workspace', summary: `External tool ${name}` };
+  const summary = facts.summary ?? `External tool ${name}`;
+  if (outside) return { risk: 'write', authority: 'outside_workspace', summary: `${summary} outside workspace` };
+  return { risk: 'write', authority: 'workspace', summary };
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

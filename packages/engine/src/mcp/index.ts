@@ -1,0 +1,3 @@
+export * from './mcp-host.js';
+export * from './mcp-tool.js';
+export * from './project-trust.js';
