@@ -1,7 +1,16 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { assembleWorkspaceTools, ImageError, loadConfig, resolveHome, Session, taggedMarker, UsageError } from '@crystal/engine';
+import {
+  assembleWorkspaceTools,
+  ImageError,
+  loadConfig,
+  RUN_MCP_STARTUP_MS,
+  resolveHome,
+  Session,
+  taggedMarker,
+  UsageError,
+} from '@crystal/engine';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
 
@@ -75,6 +84,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
+      // One turn: its first round should see the MCP tools, so the servers get a bounded head start.
+      await workspaceTools.mcp.settle(RUN_MCP_STARTUP_MS);
       const result = await session.send(text);
       printer.finish(result);
       return exitCodeFor({ ...result, denied: operatorDenied });

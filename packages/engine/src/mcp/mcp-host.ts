@@ -45,8 +45,17 @@ export interface McpHost {
   readonly notes: readonly string[];
   tools(): ExternalTool[];
   facts(name: string): ExternalToolFacts | undefined;
+  /**
+   * Resolves when every server is ready or failed, or after `limitMs`, whichever is first. Only
+   * `crystal run` waits (its one turn would otherwise start without the tools); the interactive
+   * surfaces never do, and a server slower than the limit still joins at a later round.
+   */
+  settle(limitMs: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/** How long `crystal run` lets its MCP servers come up before the first round. */
+export const RUN_MCP_STARTUP_MS = 10_000;
 
 /** The servers a workspace would start, with the notes about the ones it would not. */
 export function configuredServers(options: Pick<McpHostOptions, 'home' | 'workspace' | 'config' | 'env' | 'mayRunProjectCode'>): {
@@ -83,7 +92,15 @@ export function configuredServers(options: Pick<McpHostOptions, 'home' | 'worksp
 export function startMcpHost(options: McpHostOptions): McpHost {
   const { servers, notes } = configuredServers(options);
   if (servers.length === 0) {
-    return { manager: undefined, servers, notes, tools: () => [], facts: () => undefined, close: async () => undefined };
+    return {
+      manager: undefined,
+      servers,
+      notes,
+      tools: () => [],
+      facts: () => undefined,
+      settle: async () => undefined,
+      close: async () => undefined,
+    };
   }
   const manager = new McpManager({
     servers,
@@ -102,6 +119,21 @@ export function startMcpHost(options: McpHostOptions): McpHost {
     notes,
     tools,
     facts: (name) => (name.startsWith('mcp__') ? tools().find((tool) => tool.name === name)?.facts : undefined),
+    settle: (limitMs) => {
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, limitMs);
+      });
+      return Promise.race([manager.whenSettled(), limit])
+        .finally(() => clearTimeout(timer))
+        .then(() => {
+          for (const status of manager.status().filter((s) => s.state === 'connecting')) {
+            options.onNote?.(
+              `The MCP server ${status.name} has not come up within ${limitMs / 1000} seconds; the turn starts without it, and its tools join a later round if it does.`,
+            );
+          }
+        });
+    },
     close: () => manager.close(),
   };
 }
