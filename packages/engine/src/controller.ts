@@ -12,6 +12,7 @@ import type { ApprovalAnswer, ApprovalCard, ApprovalMode, ApprovalRequest, AutoP
 import { Session, type SessionOptions } from './session.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
+import { attachMcpResources, mcpPromptCommandOf, mcpStatusText } from './mcp/mcp-commands.js';
 import { catalogOf } from './catalog.js';
 import { persistPreferences, resolveModelArgument } from './preferences.js';
 import type { ThinkingEffort } from '@crystal/core';
@@ -166,6 +167,11 @@ export class SessionController {
 
   get approvalMode(): ApprovalMode {
     return this.tools?.policy.mode ?? 'default';
+  }
+
+  /** The session's MCP servers (`/mcp`, prompts, resources). */
+  get mcp(): import('./mcp/mcp-host.js').McpHost | undefined {
+    return this.tools?.mcp;
   }
 
   get todos(): readonly TodoItem[] {
@@ -365,6 +371,11 @@ export class SessionController {
 
   private command(text: string): void {
     const parsed = parseCommand(text);
+    const prompt = parsed ? undefined : mcpPromptCommandOf(text);
+    if (prompt) {
+      this.track(this.runMcpPrompt(text.trim(), prompt.command, prompt.args));
+      return;
+    }
     if (!parsed) {
       this.emit({
         type: 'command-output',
@@ -474,11 +485,26 @@ export class SessionController {
     })();
   }
 
+  /** MCP-6: a server prompt's text is sent as the next message, in order with the queue. */
+  private async runMcpPrompt(raw: string, command: string, args: string): Promise<void> {
+    const manager = this.tools?.mcp.manager;
+    try {
+      if (!manager) throw new Error(`unknown command /${command}: no MCP server is configured`);
+      const text = await manager.runPrompt(command, args);
+      this.enqueue({ id: this.nextId++, kind: 'message', text });
+      if (this.current === 'idle') this.pump();
+    } catch (error) {
+      this.emit({ type: 'command-output', command: raw, output: { kind: 'error', text: (error as Error).message } });
+    }
+  }
+
   private async runTurn(text: string): Promise<TurnResult | undefined> {
     this.setActivity('turn');
     this.turnRunning = true;
     try {
-      return await this.active.send(text, { takeFollowUps: () => this.takeMessages() });
+      // MCP-6: `@server:uri` mentions attach the resource's text.
+      const attached = await attachMcpResources(text, this.tools?.mcp.manager);
+      return await this.active.send(attached, { takeFollowUps: () => this.takeMessages() });
     } catch (error) {
       // A refusal before the request (an image for a text-only model, …) is reported, not thrown.
       this.emit({ type: 'error', message: (error as Error).message });
@@ -572,6 +598,10 @@ export class SessionController {
           : ' (this model takes no thinking hint; the gear applies when you switch to one that does)';
         return { kind: 'text', text: `Thinking: ${next}${note}.` };
       }
+      case 'mcp':
+        return this.tools
+          ? { kind: 'text', title: 'MCP servers', text: mcpStatusText(this.tools.mcp) }
+          : { kind: 'text', text: 'No MCP servers.' };
       case 'todos': {
         const items = this.todos;
         if (items.length === 0) return { kind: 'text', text: 'No todos.' };

@@ -1,3 +1,4 @@
+export * from './mcp-commands.js';
 export * from './mcp-host.js';
 export * from './mcp-tool.js';
 export * from './project-trust.js';
