@@ -28,6 +28,7 @@ Usage:
   crystal web [options]          the same session engine behind a local Web page (prints its URL)
   crystal sessions [--all]       list saved sessions (--json for a machine-readable list)
   crystal export ID [--out FILE] write a session as JSON with its images inlined
+  crystal mcp list|get|add|remove  MCP servers of Home and this project ('crystal mcp --help')
   crystal --version              print the version
   crystal --help                 print this help
 
