@@ -69,6 +69,8 @@ export interface ControllerOptions extends Omit<SessionOptions, 'tools' | 'polic
   readonly approval?: ApprovalMode | undefined;
   readonly plan?: boolean | undefined;
   readonly bashTimeoutSeconds?: number | null | undefined;
+  /** Hold the MCP servers until `startMcp()` (the terminal starts them after its first frame, MCP-5). */
+  readonly deferMcpStart?: boolean;
   /** Extra tools appended to the catalog (in-process tools of an embedding host, tests). */
   readonly extraTools?: readonly import('@crystal/core').ToolDefinition[];
 }
@@ -121,6 +123,7 @@ export class SessionController {
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
       onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
       onNote: note,
+      ...(options.deferMcpStart ? { deferMcpStart: true } : {}),
       onMcpChange: (server) => holder.controller?.emit({ type: 'mcp-changed', server }),
       sessionId: () => holder.controller?.session.id ?? '',
       imageInput: () => holder.controller?.session.imageInput ?? false,
@@ -167,6 +170,11 @@ export class SessionController {
 
   get approvalMode(): ApprovalMode {
     return this.tools?.policy.mode ?? 'default';
+  }
+
+  /** Starts MCP servers held by `deferMcpStart`; they connect in the background. */
+  startMcp(): void {
+    this.tools?.startMcp();
   }
 
   /** The session's MCP servers (`/mcp`, prompts, resources). */

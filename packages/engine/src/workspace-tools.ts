@@ -41,8 +41,8 @@ export interface WorkspaceToolOptions {
   readonly imageInput: () => boolean;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
-  /** Start the configured MCP servers (default true); they connect in the background (MCP-5). */
-  readonly mcpServers?: boolean;
+  /** Leave starting the MCP servers to `startMcp()` (the terminal starts them after its first frame). */
+  readonly deferMcpStart?: boolean;
   /** An MCP server's state or lists changed. */
   readonly onMcpChange?: (server: string) => void;
   readonly env?: NodeJS.ProcessEnv;
@@ -59,6 +59,8 @@ export interface WorkspaceTools {
   readonly mcp: McpHost;
   mode(): Mode;
   setMode(mode: Mode): void;
+  /** Starts the MCP servers in the background when `deferMcpStart` held them (idempotent). */
+  startMcp(): void;
   /** Stops the MCP servers. */
   close(): Promise<void>;
 }
@@ -95,7 +97,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.env ? { env: options.env } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
     ...(options.onMcpChange ? { onChange: options.onMcpChange } : {}),
-    autoStart: options.mcpServers !== false,
+    autoStart: options.deferMcpStart !== true,
   });
   const externalFacts = externalToolFacts(external.tools);
   // IMG-22..26: view_image for image-capable models, describe_image when imageModel is set.
@@ -129,6 +131,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     mapException: builtinExceptionMapper,
     notes: [...external.notes, ...mcp.notes],
     mcp,
+    startMcp: () => mcp.manager?.start(),
     close: () => mcp.close(),
     mode: () => mode,
     setMode: (next) => {

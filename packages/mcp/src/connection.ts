@@ -297,9 +297,15 @@ export class McpConnection {
   async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallOutcome> {
     const client = await this.ready();
     const timeoutMs = this.spec.timeoutMs;
+    // The SDK never removes its abort listener, so each call gets its own signal linked to the
+    // caller's (a turn's signal outlives many calls).
+    const own = new AbortController();
+    const forward = (): void => own.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
     try {
       const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
+        signal: own.signal,
         timeout: timeoutMs ?? NO_TIMEOUT_MS,
       });
       return mapCallResult(result);
@@ -313,6 +319,8 @@ export class McpConnection {
         throw new McpCallError(`The MCP server ${this.name} stopped during the call${this.stderrTail()}.`);
       }
       throw new McpCallError(`The MCP server ${this.name} refused the call: ${this.describe(error)}`);
+    } finally {
+      signal.removeEventListener('abort', forward);
     }
   }
 

@@ -100,5 +100,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     stdout.on('resize', onResize);
     app.start();
     stdin.resume();
+    // MCP-5: servers start once the first frame is on screen, so they never delay it.
+    setImmediate(() => controller.startMcp());
   });
 }
