@@ -21,6 +21,7 @@ import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore 
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
+import type { StdioWrapper } from '@crystal/mcp';
 import { type McpHost, startMcpHost } from './mcp/index.js';
 
 export interface WorkspaceToolOptions {
@@ -45,6 +46,8 @@ export interface WorkspaceToolOptions {
   readonly deferMcpStart?: boolean;
   /** An MCP server's state or lists changed. */
   readonly onMcpChange?: (server: string) => void;
+  /** The OS sandbox hook: rewrites how a stdio MCP server is started (none yet). */
+  readonly wrapMcpStdio?: StdioWrapper;
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -97,6 +100,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.env ? { env: options.env } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
     ...(options.onMcpChange ? { onChange: options.onMcpChange } : {}),
+    ...(options.wrapMcpStdio ? { wrapStdio: options.wrapMcpStdio } : {}),
     autoStart: options.deferMcpStart !== true,
   });
   const externalFacts = externalToolFacts(external.tools);

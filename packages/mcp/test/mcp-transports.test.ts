@@ -109,3 +109,36 @@ describe('MCP-1 transports against real servers', () => {
     }
   });
 });
+
+describe('MCP-3 hostile configurations', () => {
+  it('MCP-3 two servers whose names normalise alike: the second one’s tools are left out with one note, not shadowed', async () => {
+    const { manager, notes } = await settled([everythingSpec('a.b'), everythingSpec('a_b')]);
+    const echoes = manager.tools().filter((t) => t.name === 'mcp__a_b__echo');
+    expect(echoes).toHaveLength(1);
+    expect(echoes[0]?.server).toBe('a.b');
+    manager.tools();
+    expect(notes.filter((n) => n.includes('mcp__a_b__echo'))).toEqual([
+      'The MCP tool echo of server a_b was left out: another MCP tool is also named mcp__a_b__echo.',
+    ]);
+  });
+
+  it('MCP-5 the sandbox hook rewrites the stdio launch: the wrapper sees the command, environment and cwd', async () => {
+    const seen: { command: string; args: readonly string[]; cwd: string; path?: string }[] = [];
+    const manager = new McpManager({
+      servers: [everythingSpec('wrapped', { env: { EXTRA: '1' } })],
+      workspace: tmpdir(),
+      wrapStdio: (launch) => {
+        seen.push({ command: launch.command, args: launch.args, cwd: launch.cwd, path: launch.env.PATH });
+        // A wrapper that runs the same program through /usr/bin/env, as a sandbox runner would.
+        return { ...launch, command: '/usr/bin/env', args: ['WRAPPED_BY=sandbox-hook', launch.command, ...launch.args] };
+      },
+    });
+    open.push(manager);
+    await manager.whenSettled();
+    expect(seen).toEqual([{ command: process.execPath, args: everythingSpec().args, cwd: tmpdir(), path: process.env.PATH }]);
+    const out = await tool(manager, 'mcp__wrapped__get-env').call({}, never);
+    const env = JSON.parse((out.content[0] as { text: string }).text) as Record<string, string>;
+    expect(env.WRAPPED_BY).toBe('sandbox-hook');
+    expect(env.EXTRA).toBe('1');
+  });
+});
