@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 const allowed: Record<string, string[]> = {
   core: [],
   providers: ['core'],
-  engine: ['core', 'providers'],
+  mcp: ['core'],
+  engine: ['core', 'providers', 'mcp'],
   tui: ['core'],
   web: ['core', 'engine'],
   testkit: ['core'],
