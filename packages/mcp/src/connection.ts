@@ -244,11 +244,15 @@ export class McpConnection {
 
   private describe(error: unknown): string {
     const message = error instanceof Error ? error.message : String(error);
-    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    const code = (error as { code?: unknown } | undefined)?.code;
     if (code === 'ENOENT' && this.spec.transport === 'stdio') {
       return `the command ${JSON.stringify(this.spec.command)} was not found; install it or fix "command" in ${this.spec.file}`;
     }
-    return `${message.replace(/^MCP error -?\d+: /, '')}${this.stderrTail()}`;
+    const text = `${message.replace(/^MCP error -?\d+: /, '')}${this.stderrTail()}`;
+    if (this.spec.transport !== 'stdio' && (code === 401 || (error as Error | undefined)?.name === 'UnauthorizedError')) {
+      return `${text}. The server wants authorization, and this version does not do the OAuth sign-in: put a token in the entry's "headers" (for example "Authorization": "Bearer \${TOKEN}") in ${this.spec.file}`;
+    }
+    return text;
   }
 
   private changed(): void {

@@ -3,8 +3,9 @@
  * that runs on Node 20: 0.1.14 and later import `fs.globSync`, which is Node 22) against our
  * client layer through `conformance/driver.mjs`. The suite's scenario servers listen on every
  * address, so each run happens in a fresh network namespace that has only loopback.
- * Not run here: `elicitation-sep1034-client-defaults` (our client does not offer elicitation)
- * and the `auth/*` suite (OAuth is not implemented in this version).
+ * Not passed, by design: `elicitation-sep1034-client-defaults` (our client does not offer
+ * elicitation, so it is not run) and the `auth/*` suite (no OAuth sign-in in this version; one
+ * scenario is run to show the refusal names the fix, a token in `headers`).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -24,7 +25,7 @@ interface Check {
   errorMessage?: string;
 }
 
-function runScenario(scenario: string): { code: number | null; output: string; checks: Check[] } {
+function runScenario(scenario: string): { code: number | null; output: string; checks: Check[]; stderr: string } {
   const out = mkdtempSync(join(tmpdir(), 'crystal-mcp-conformance-'));
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(driver)}`;
   const script = `ip link set lo up && exec "$NODE" "$SUITE" client --command "$COMMAND" --scenario "$SCENARIO" -o "$OUT"`;
@@ -33,9 +34,14 @@ function runScenario(scenario: string): { code: number | null; output: string; c
     encoding: 'utf8',
     timeout: 90_000,
   });
-  const [dir] = readdirSync(out).filter((name) => name.startsWith(`${scenario}-`));
-  const checks = dir ? (JSON.parse(readFileSync(join(out, dir, 'checks.json'), 'utf8')) as Check[]) : [];
-  return { code: run.status, output: `${run.stdout}${run.stderr}${run.error ? String(run.error) : ''}`, checks };
+  const prefix = `${scenario.split('/').at(-1)}-`;
+  const dir = readdirSync(out, { recursive: true, withFileTypes: true }).find(
+    (e) => e.isDirectory() && e.name.startsWith(prefix),
+  );
+  const at = dir ? join(dir.parentPath, dir.name) : undefined;
+  const checks = at ? (JSON.parse(readFileSync(join(at, 'checks.json'), 'utf8')) as Check[]) : [];
+  const stderr = at ? readFileSync(join(at, 'stderr.txt'), 'utf8') : '';
+  return { code: run.status, output: `${run.stdout}${run.stderr}${run.error ? String(run.error) : ''}`, checks, stderr };
 }
 
 const verdicts = (checks: Check[]) => checks.filter((c) => c.status !== 'INFO').map((c) => [c.id, c.status]);
@@ -61,5 +67,14 @@ describe('MCP-1 the official conformance suite, client scenarios', () => {
     // The suite also grades how close the reconnect came to the 500 ms retry field; that is a
     // timing judgement on a shared machine, so this test does not assert on it.
     expect(byId['client-sse-retry-timing']).toBeDefined();
+  });
+
+  it('MCP-1 conformance auth/metadata-default does not apply (no OAuth sign-in); the refusal names the fix', () => {
+    const run = runScenario('auth/metadata-default');
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('Missing Authorization header');
+    expect(run.stderr).toContain(
+      'The server wants authorization, and this version does not do the OAuth sign-in: put a token in the entry\'s "headers" (for example "Authorization": "Bearer ${TOKEN}") in conformance driver.',
+    );
   });
 });
