@@ -136,8 +136,16 @@ async function startupFigures() {
   const three = tempHome(fakeConfig(fake.baseUri, { mcpServers: { s1: server, s2: server, s3: server } }));
   const samples = { none: { first: [], ready: [] }, three: { first: [], ready: [], servers: [] } };
   for (let i = 0; i < runs + 2; i++) {
-    const a = await startupOnce(none.path, cwd, 0);
-    const b = await startupOnce(three.path, cwd, 3);
+    // Order flipped every pair, so neither side always follows the other.
+    let a;
+    let b;
+    if (i % 2 === 0) {
+      a = await startupOnce(none.path, cwd, 0);
+      b = await startupOnce(three.path, cwd, 3);
+    } else {
+      b = await startupOnce(three.path, cwd, 3);
+      a = await startupOnce(none.path, cwd, 0);
+    }
     if (i < 2) continue;
     samples.none.first.push(a.first);
     samples.none.ready.push(a.ready);
@@ -180,7 +188,7 @@ async function startupFigures() {
 }
 
 async function callFigures() {
-  const batches = runCount(10);
+  const batches = runCount(20);
   const perBatch = 50;
   const never = new AbortController().signal;
   const host = startMcpHost({
@@ -201,8 +209,10 @@ async function callFigures() {
     return (performance.now() - start) / perBatch;
   };
   for (let b = 0; b < batches + 2; b++) {
-    const a = await time((i) => tool.execute({ message: `m${i}` }, { signal: never, callId: `c${i}` }));
-    const c = await time((i) => bare.callTool({ name: 'echo', arguments: { message: `m${i}` } }));
+    const viaLayer = () => time((i) => tool.execute({ message: `m${i}` }, { signal: never, callId: `c${i}` }));
+    const viaSdk = () => time((i) => bare.callTool({ name: 'echo', arguments: { message: `m${i}` } }));
+    // Order flipped every batch.
+    const [a, c] = b % 2 === 0 ? [await viaLayer(), await viaSdk()] : [...[await viaSdk(), await viaLayer()].reverse()];
     if (b < 2) continue;
     ours.push(a);
     sdk.push(c);

@@ -69,7 +69,7 @@ export function configuredServers(options: Pick<McpHostOptions, 'home' | 'worksp
   let project: McpServerSpec[] = [];
   let untrusted: McpServerSpec[] = [];
   const file = projectServersFile(options.workspace);
-  // A workspace whose .mcp.json is Home's own config is not a project.
+  // Home itself as the workspace has no project servers.
   if (realPath(options.workspace) !== realPath(options.home)) {
     const read = readServersFile(file, 'project', env);
     if (read.servers.length > 0 || read.notes.length > 0) {
