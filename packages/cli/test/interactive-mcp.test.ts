@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -54,5 +55,34 @@ describe('MCP in the terminal', () => {
     await session.waitFor('The echo came back.');
     const body = JSON.stringify(fake.requests[1]?.body);
     expect(body).toContain('Echo: from the terminal');
+  });
+
+  it('MCP-5 kill -9 of crystal leaves no MCP server behind: a stdio child ends when its stdin closes', async () => {
+    const marker = `crystal-mcp-test-${randomUUID()}`;
+    current = await scenario({
+      replies: [{ text: 'unused' }],
+      config: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_BIN, 'stdio', marker] } } },
+    });
+    const { session } = current;
+    await session.waitFor('Type a message');
+    let screen = '';
+    for (let i = 0; i < 60 && !/everything {2}ready/.test(screen); i++) {
+      await session.type('/mcp');
+      session.write('\r');
+      screen = await session.waitFor(/everything {2}ready/, 1000).catch(() => screen);
+    }
+    const servers = () =>
+      readdirSync('/proc').filter((pid) => {
+        try {
+          return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+        } catch {
+          return false;
+        }
+      });
+    expect(servers()).toHaveLength(1);
+    session.proc.kill('SIGKILL');
+    await session.exited;
+    for (let i = 0; i < 200 && servers().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(servers()).toEqual([]);
   });
 });
