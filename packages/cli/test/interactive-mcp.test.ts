@@ -85,4 +85,29 @@ describe('MCP in the terminal', () => {
     for (let i = 0; i < 200 && servers().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(servers()).toEqual([]);
   });
+
+  it('MCP-6 server prompts appear in the slash picker once the server is up, and run as the next message', async () => {
+    current = await scenario({
+      replies: [{ text: 'Sunny there.' }],
+      config: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_BIN, 'stdio'] } } },
+    });
+    const { session, fake } = current;
+    await session.waitFor('Type a message');
+    let screen = '';
+    for (let i = 0; i < 60 && !/everything {2}ready/.test(screen); i++) {
+      await session.type('/mcp');
+      session.write('\r');
+      screen = await session.waitFor(/everything {2}ready/, 1000).catch(() => screen);
+    }
+    await session.type('/mcp__everything__args');
+    // The picker truncates the usage column: '/mcp__everything__args-prompt <city> [state]'.
+    const picker = await session.waitFor('/mcp__everything__args-prompt <ci');
+    expect(picker).toContain('A prompt with two arguments, one required and one optional');
+    session.write('\t');
+    await session.type('Lyon');
+    session.write('\r');
+    await session.waitFor('Sunny there.');
+    const messages = (fake.requests[0]?.body as { messages: { role: string; content: string }[] }).messages;
+    expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(["What's weather in Lyon?"]);
+  });
 });

@@ -157,7 +157,10 @@ export class McpManager {
    * in order, or as `name=value` pairs; a missing required argument is an error naming it.
    */
   async runPrompt(command: string, args: string, signal?: AbortSignal): Promise<string> {
-    const prompt = this.prompts().find((p) => p.command === command);
+    // The slash picker offers names in lower case; an exact match wins over a case-blind one.
+    const prompts = this.prompts();
+    const prompt =
+      prompts.find((p) => p.command === command) ?? prompts.find((p) => p.command.toLowerCase() === command.toLowerCase());
     if (!prompt) throw new Error(`/${command} is not a prompt of a running MCP server; /mcp lists them.`);
     const values = promptArguments(prompt, args);
     return (this.connection(prompt.server) as McpConnection).getPrompt(prompt.prompt, values, signal);

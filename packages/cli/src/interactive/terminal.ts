@@ -5,7 +5,7 @@
 import type { Config, SessionController } from '@crystal/engine';
 import { TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
-import { pickerCommands } from './completions.js';
+import { pickerCommands, syncMcpPrompts } from './completions.js';
 import { controllerIntents } from './intents.js';
 import { appendHistory, loadHistory } from './prompt-history.js';
 import { SessionView } from './session-view.js';
@@ -24,6 +24,7 @@ export interface TerminalOptions {
 export function runTerminal(options: TerminalOptions): Promise<string> {
   const { controller, stdin, stdout, home } = options;
   const workspace = controller.session.workspace;
+  const commands = pickerCommands(home, () => controller.session.workspace);
   const app = new TerminalApp({
     host: {
       write: (data) => void stdout.write(data),
@@ -43,7 +44,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       outputTokens: 0,
       queued: 0,
     },
-    commands: pickerCommands(home, () => controller.session.workspace),
+    commands,
     home: process.env.HOME,
   });
   const view = new SessionView(app, controller, options.config);
@@ -53,6 +54,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
   if (controller.queue.length > 0) app.setQueue(controller.queue.map((i) => ({ kind: i.kind, text: i.text })));
   // A display defect must never break the engine that published the event.
   const unsubscribe = controller.on((event) => {
+    if (event.type === 'mcp-changed') syncMcpPrompts(commands, controller.mcp?.manager?.prompts() ?? []);
     try {
       view.onEvent(event);
     } catch (error) {
