@@ -5,9 +5,11 @@ import { describe, expect, it } from 'vitest';
 /** The allowed package imports of DESIGN.md: the TUI never imports the engine, core imports nothing. */
 const allowed: Record<string, string[]> = {
   core: [],
+  // The OS sandbox: wraps a command; never imports the engine (the engine composes it).
+  sandbox: [],
   providers: ['core'],
   mcp: ['core'],
-  engine: ['core', 'providers', 'mcp'],
+  engine: ['core', 'providers', 'sandbox', 'mcp'],
   tui: ['core'],
   web: ['core', 'engine'],
   testkit: ['core'],

@@ -6,7 +6,7 @@
  */
 import type { ToolContext, ToolDefinition } from '@crystal/core';
 import {
-  type ApprovalAnswer,
+  type ApprovalReply,
   type ApprovalMode,
   type ApprovalOutcome,
   type ApprovalPolicy,
@@ -15,6 +15,8 @@ import {
   createApprovalPolicy,
 } from './approval/index.js';
 import { bashTimeoutMs } from './bash-timeout.js';
+import { childEnvironment } from './child-env.js';
+import { type Containment, createContainment } from './containment.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
@@ -32,7 +34,7 @@ export interface WorkspaceToolOptions {
   readonly approval?: ApprovalMode | undefined;
   /** `--bash-timeout` for this process: seconds, or null for unlimited (BASH-1). */
   readonly bashTimeoutSeconds?: number | null | undefined;
-  readonly askApproval?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  readonly askApproval?: (request: ApprovalRequest) => Promise<ApprovalReply>;
   readonly askQuestion?: (questions: readonly Question[], context: ToolContext) => Promise<QuestionAnswers | 'dismissed'>;
   readonly onOutput?: (callId: string, chunk: string) => void;
   readonly onAutoPass?: (card: AutoPassCard) => void;
@@ -49,6 +51,8 @@ export interface WorkspaceToolOptions {
   /** The OS sandbox hook: rewrites how a stdio MCP server is started (none yet). */
   readonly wrapMcpStdio?: StdioWrapper;
   readonly env?: NodeJS.ProcessEnv;
+  /** The platform the sandbox is detected for (tests); default `process.platform`. */
+  readonly platform?: NodeJS.Platform;
 }
 
 export interface WorkspaceTools {
@@ -60,6 +64,8 @@ export interface WorkspaceTools {
   readonly notes: readonly string[];
   /** The session's MCP servers (MCP-1..6). */
   readonly mcp: McpHost;
+  /** The OS sandbox bash and exec tools run in (SBX-1..3). */
+  readonly containment: Containment;
   mode(): Mode;
   setMode(mode: Mode): void;
   /** Starts the MCP servers in the background when `deferMcpStart` held them (idempotent). */
@@ -71,10 +77,24 @@ export interface WorkspaceTools {
 export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Promise<WorkspaceTools> {
   let mode = options.mode;
   const todos = new TodoStore();
+  // SEC-6: one scrubbed environment for every child; SBX-1: one sandbox for bash and exec tools.
+  const hostEnv = options.env ?? process.env;
+  const env = childEnvironment(options.config, hostEnv);
+  const containment = await createContainment({
+    config: options.config,
+    home: options.home,
+    workspace: options.workspace,
+    env: hostEnv,
+    ...(options.platform ? { platform: options.platform } : {}),
+    // A host off the allow list asks the operator through the approval policy (made below).
+    ...(options.askApproval ? { askHost: (host: string, signal: AbortSignal) => policy.askHost(host, signal) } : {}),
+  });
   const builtins = createBuiltinTools({
     workspace: options.workspace,
     bashTimeoutMs: bashTimeoutMs(options.config, options.bashTimeoutSeconds),
     todos,
+    env,
+    containment,
     ...(options.askQuestion ? { ask: options.askQuestion } : {}),
     ...(options.onOutput ? { onOutput: options.onOutput } : {}),
   });
@@ -88,6 +108,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
         sessionId: options.sessionId,
         approvalMode: () => policy.mode,
         imageInput: options.imageInput,
+        env,
+        containment,
       },
       WORK_TOOLS,
     );
@@ -111,6 +133,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     createImageClient: () => imageModelClient(options.home, options.config, options.env ?? process.env),
     ...(options.config.imageModel?.thinkingEffort ? { imageModelThinking: options.config.imageModel.thinkingEffort } : {}),
   });
+  const execTools = new Set(external.tools.filter((tool) => tool.runner === 'exec').map((tool) => tool.name));
+  const spawns = (tool: string): boolean => tool === 'bash' || execTools.has(tool);
   const policy: ApprovalPolicy = createApprovalPolicy({
     mode: options.approval ?? options.config.approval ?? 'default',
     plan: () => mode === 'plan',
@@ -121,6 +145,12 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onDecided ? { onDecided: options.onDecided } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
     externalTool: (name) => externalFacts(name) ?? mcp.facts(name),
+    sandbox: {
+      covers: (tool) => containment.sandboxed && spawns(tool),
+      cardLine: (tool) =>
+        spawns(tool) ? `${containment.sandboxed ? 'Sandboxed' : 'Not sandboxed'}: ${containment.description}` : undefined,
+      grantNetwork: (callId) => containment.grantNetwork(callId),
+    },
   });
   return {
     tools: () => [
@@ -133,7 +163,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     policy,
     todos,
     mapException: builtinExceptionMapper,
-    notes: [...external.notes, ...mcp.notes],
+    notes: [...(containment.note ? [containment.note] : []), ...external.notes, ...mcp.notes],
+    containment,
     mcp,
     startMcp: () => mcp.manager?.start(),
     close: () => mcp.close(),
