@@ -241,6 +241,8 @@ describe('MCP-4 approval of MCP calls', () => {
       authority: 'Workspace',
       summary: 'MCP everything/echo (server hints: read-only, idempotent)',
       subject: '{"message":"hi"}',
+      grantScope:
+        'Session and Always allow every mcp__everything__echo call in this workspace; Session until you quit, Always saved in permissions.json.',
     });
   });
 
