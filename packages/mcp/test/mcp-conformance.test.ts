@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is the Claude Code entry syntax under test, not a template.
 /**
  * The official conformance suite (`@modelcontextprotocol/conformance` 0.1.13, the newest release
  * that runs on Node 20: 0.1.14 and later import `fs.globSync`, which is Node 22) against our
