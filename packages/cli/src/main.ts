@@ -30,6 +30,10 @@ async function main(argv: string[]): Promise<number> {
     const { sessionsCommand } = await import('./sessions-command.js');
     return sessionsCommand(rest);
   }
+  if (command === 'mcp') {
+    const { mcpCommand } = await import('./mcp-command.js');
+    return mcpCommand(rest);
+  }
   if (command === 'export') {
     const { exportCommand } = await import('./sessions-command.js');
     return exportCommand(rest);

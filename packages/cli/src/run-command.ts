@@ -5,6 +5,7 @@ import {
   assembleWorkspaceTools,
   ImageError,
   loadConfig,
+  RUN_MCP_STARTUP_MS,
   resolveHome,
   Session,
   taggedMarker,
@@ -49,42 +50,53 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     },
     onNote: (text) => process.stderr.write(`${text}\n`),
   });
-  for (const note of workspaceTools.notes) process.stderr.write(`${note}\n`);
-  const session = await Session.open({
-    home,
-    workspace,
-    config,
-    provider: options.provider,
-    model: options.model,
-    thinking: options.thinking,
-    limits: options.limits,
-    resume: options.resume,
-    continueLatest: options.continue,
-    mode: options.plan ? 'plan' : 'work',
-    tools: workspaceTools.tools,
-    policy: workspaceTools.policy,
-    mapException: workspaceTools.mapException,
-  });
-  sessionId = session.id;
-  imageInput = session.imageInput;
-  const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
-  const printer = createPrinter(
-    options.format,
-    { stdout: guardedStdout(), stderr: process.stderr },
-    options.showThinking,
-    session.id,
-  );
-  session.on((event) => printer.onEvent(event));
-  const onSignal = (): void => session.cancel();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   try {
-    const result = await session.send(text);
-    printer.finish(result);
-    return exitCodeFor({ ...result, denied: operatorDenied });
+    return await runTurn();
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    // MCP servers are children of this process: stop them, whatever happened.
+    await workspaceTools.close();
+  }
+
+  async function runTurn(): Promise<number> {
+    for (const note of workspaceTools.notes) process.stderr.write(`${note}\n`);
+    const session = await Session.open({
+      home,
+      workspace,
+      config,
+      provider: options.provider,
+      model: options.model,
+      thinking: options.thinking,
+      limits: options.limits,
+      resume: options.resume,
+      continueLatest: options.continue,
+      mode: options.plan ? 'plan' : 'work',
+      tools: workspaceTools.tools,
+      policy: workspaceTools.policy,
+      mapException: workspaceTools.mapException,
+    });
+    sessionId = session.id;
+    imageInput = session.imageInput;
+    const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
+    const printer = createPrinter(
+      options.format,
+      { stdout: guardedStdout(), stderr: process.stderr },
+      options.showThinking,
+      session.id,
+    );
+    session.on((event) => printer.onEvent(event));
+    const onSignal = (): void => session.cancel();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      // One turn: its first round should see the MCP tools, so the servers get a bounded head start.
+      await workspaceTools.mcp.settle(RUN_MCP_STARTUP_MS);
+      const result = await session.send(text);
+      printer.finish(result);
+      return exitCodeFor({ ...result, denied: operatorDenied });
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
   }
 }
 

@@ -20,6 +20,7 @@ import type {
 import { Session, type SessionOptions } from './session.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
+import { attachMcpResources, mcpPromptCommandOf, mcpStatusText } from './mcp/mcp-commands.js';
 import { catalogOf } from './catalog.js';
 import { persistPreferences, resolveModelArgument } from './preferences.js';
 import type { ThinkingEffort } from '@crystal/core';
@@ -50,7 +51,9 @@ export type ControllerEvent =
   | { readonly type: 'question-resolved'; readonly id: number }
   | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string }
   | { readonly type: 'mode-changed'; readonly mode: 'plan' | 'work' }
-  | { readonly type: 'todos'; readonly items: readonly TodoItem[] };
+  | { readonly type: 'todos'; readonly items: readonly TodoItem[] }
+  /** An MCP server's state, tools, prompts or resources changed (`/mcp` shows them). */
+  | { readonly type: 'mcp-changed'; readonly server: string };
 
 export type ControllerListener = (event: ControllerEvent) => void;
 
@@ -74,6 +77,8 @@ export interface ControllerOptions extends Omit<SessionOptions, 'tools' | 'polic
   readonly approval?: ApprovalMode | undefined;
   readonly plan?: boolean | undefined;
   readonly bashTimeoutSeconds?: number | null | undefined;
+  /** Hold the MCP servers until `startMcp()` (the terminal starts them after its first frame, MCP-5). */
+  readonly deferMcpStart?: boolean;
   /** Extra tools appended to the catalog (in-process tools of an embedding host, tests). */
   readonly extraTools?: readonly import('@crystal/core').ToolDefinition[];
 }
@@ -108,6 +113,12 @@ export class SessionController {
    */
   static async open(options: ControllerOptions): Promise<SessionController> {
     const holder: { controller?: SessionController } = {};
+    // Notes that arrive before the controller or its first listener (a failing MCP server) are held.
+    const early: string[] = [];
+    const note = (text: string): void => {
+      if (holder.controller) holder.controller.note(text);
+      else early.push(text);
+    };
     const tools = await assembleWorkspaceTools({
       home: options.home,
       workspace: options.workspace,
@@ -119,7 +130,9 @@ export class SessionController {
       askQuestion: (questions, context) => (holder.controller as SessionController).askQuestion(questions, context),
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
       onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
-      onNote: (text) => holder.controller?.emit({ type: 'note', text }),
+      onNote: note,
+      ...(options.deferMcpStart ? { deferMcpStart: true } : {}),
+      onMcpChange: (server) => holder.controller?.emit({ type: 'mcp-changed', server }),
       sessionId: () => holder.controller?.session.id ?? '',
       imageInput: () => holder.controller?.session.imageInput ?? false,
     });
@@ -146,7 +159,7 @@ export class SessionController {
       });
     }
     // Notes from start-up (a skipped tool set, …) wait for the first listener.
-    controller.heldNotes.push(...tools.notes);
+    controller.heldNotes.push(...tools.notes, ...early);
     return controller;
   }
 
@@ -165,6 +178,16 @@ export class SessionController {
 
   get approvalMode(): ApprovalMode {
     return this.tools?.policy.mode ?? 'default';
+  }
+
+  /** Starts MCP servers held by `deferMcpStart`; they connect in the background. */
+  startMcp(): void {
+    this.tools?.startMcp();
+  }
+
+  /** The session's MCP servers (`/mcp`, prompts, resources). */
+  get mcp(): import('./mcp/mcp-host.js').McpHost | undefined {
+    return this.tools?.mcp;
   }
 
   get todos(): readonly TodoItem[] {
@@ -285,6 +308,11 @@ export class SessionController {
     this.listeners.add(listener);
     for (const text of this.heldNotes.splice(0)) listener({ type: 'note', text });
     return () => this.listeners.delete(listener);
+  }
+
+  private note(text: string): void {
+    if (this.listeners.size === 0) this.heldNotes.push(text);
+    else this.emit({ type: 'note', text });
   }
 
   private emit(event: ControllerEvent): void {
@@ -415,6 +443,11 @@ export class SessionController {
 
   private command(text: string): void {
     const parsed = parseCommand(text);
+    const prompt = parsed ? undefined : mcpPromptCommandOf(text);
+    if (prompt) {
+      this.track(this.runMcpPrompt(text.trim(), prompt.command, prompt.args));
+      return;
+    }
     if (!parsed) {
       this.emit({
         type: 'command-output',
@@ -524,11 +557,26 @@ export class SessionController {
     })();
   }
 
+  /** MCP-6: a server prompt's text is sent as the next message, in order with the queue. */
+  private async runMcpPrompt(raw: string, command: string, args: string): Promise<void> {
+    const manager = this.tools?.mcp.manager;
+    try {
+      if (!manager) throw new Error(`unknown command /${command}: no MCP server is configured`);
+      const text = await manager.runPrompt(command, args);
+      this.enqueue({ id: this.nextId++, kind: 'message', text });
+      if (this.current === 'idle') this.pump();
+    } catch (error) {
+      this.emit({ type: 'command-output', command: raw, output: { kind: 'error', text: (error as Error).message } });
+    }
+  }
+
   private async runTurn(text: string): Promise<TurnResult | undefined> {
     this.setActivity('turn');
     this.turnRunning = true;
     try {
-      return await this.active.send(text, { takeFollowUps: () => this.takeMessages() });
+      // MCP-6: `@server:uri` mentions attach the resource's text.
+      const attached = await attachMcpResources(text, this.tools?.mcp.manager);
+      return await this.active.send(attached, { takeFollowUps: () => this.takeMessages() });
     } catch (error) {
       // A refusal before the request (an image for a text-only model, …) is reported, not thrown.
       this.emit({ type: 'error', message: (error as Error).message });
@@ -622,6 +670,10 @@ export class SessionController {
           : ' (this model takes no thinking hint; the gear applies when you switch to one that does)';
         return { kind: 'text', text: `Thinking: ${next}${note}.` };
       }
+      case 'mcp':
+        return this.tools
+          ? { kind: 'text', title: 'MCP servers', text: mcpStatusText(this.tools.mcp) }
+          : { kind: 'text', text: 'No MCP servers.' };
       case 'todos': {
         const items = this.todos;
         if (items.length === 0) return { kind: 'text', text: 'No todos.' };
@@ -762,6 +814,7 @@ export class SessionController {
     this.active.cancel();
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
+    await this.tools?.close();
     this.emit({ type: 'quit', sessionId: this.active.id });
   }
 
@@ -770,7 +823,11 @@ export class SessionController {
     this.quitting = true;
     this.active.cancel();
     await this.whenIdle();
-    if (this.active.history().length > 0) await this.active.save();
+    try {
+      if (this.active.history().length > 0) await this.active.save();
+    } finally {
+      await this.tools?.close();
+    }
     this.unsubscribe();
     this.tools?.containment.close();
   }

@@ -43,7 +43,10 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
     stdin: deps.stdin ?? process.stdin,
     stdout: deps.stdout ?? process.stdout,
   });
+  const terminal = Boolean((deps.stdout ?? process.stdout).isTTY && (deps.stdin ?? process.stdin).isTTY);
   const controller = await SessionController.open({
+    // MCP-5: the terminal starts MCP servers after its first frame.
+    deferMcpStart: terminal,
     home,
     workspace,
     config,

@@ -126,6 +126,8 @@ export const configSchema = z.object({
   compactionThreshold: z.optional(z.number().check(z.gt(0), z.maximum(1))),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
   workspaceTrust: z.optional(z.boolean()),
+  /** MCP servers in Claude Code's format (MCP-2); each entry is checked by `@crystal/mcp`, a bad one is skipped with a note. */
+  mcpServers: z.optional(z.record(z.string(), z.unknown())),
   /** SBX-1: the OS sandbox for bash and exec tools. */
   sandbox: z.optional(sandboxSchema),
   /** SEC-6: variables children get although they look like secrets (`pass`). */
