@@ -52,6 +52,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     tools: workspaceTools.tools,
     policy: workspaceTools.policy,
     mapException: workspaceTools.mapException,
+    surface: 'crystal run',
   });
   sessionId = session.id;
   imageInput = session.imageInput;
@@ -73,6 +74,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    session.release();
   }
 }
 

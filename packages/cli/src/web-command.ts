@@ -112,6 +112,7 @@ async function serve(options: WebOptions): Promise<number> {
     bashTimeoutSeconds: s.bashTimeoutSeconds,
     resume: s.resume,
     continueLatest: s.continue,
+    surface: 'web',
   });
   let host: Awaited<ReturnType<typeof startWebHost>>;
   try {

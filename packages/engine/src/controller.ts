@@ -17,6 +17,7 @@ import { persistPreferences, resolveModelArgument } from './preferences.js';
 import type { ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
+import { UsageError } from './errors.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
@@ -591,8 +592,11 @@ export class SessionController {
         return { kind: 'text', title: 'Earlier context', text: result.summary ?? 'Old tool results were cleared.' };
       }
       case 'fork': {
+        // The source of `/fork ID` is only read (no lock), so a session open elsewhere can be forked (REL-2).
         const source =
-          arg === '' ? this.active : await Session.open({ ...this.active.openOptions, resume: arg, continueLatest: false });
+          arg === ''
+            ? this.active
+            : await Session.open({ ...this.active.openOptions, resume: arg, continueLatest: false, readOnly: true });
         const id = await source.forkTo();
         await this.replace({ resume: id, continueLatest: false }, true);
         return { kind: 'text', text: `Forked to ${id}; the source session is unchanged.` };
@@ -640,9 +644,20 @@ export class SessionController {
 
   /** Saves the current session, then opens another in its place (clear, resume, fork). */
   private async replace(overrides: Partial<SessionOptions>, replayed: boolean): Promise<void> {
-    await this.active.save().catch(() => undefined);
-    const next = await Session.open({ ...this.active.openOptions, ...overrides });
+    // REL-3: a conversation that cannot be saved is not dropped by switching away from it.
+    if (this.active.history().length > 0) {
+      try {
+        await this.active.save();
+      } catch (error) {
+        throw new UsageError(
+          `${(error as Error).message} Not switching sessions, so this conversation is not lost; /fork keeps a copy of it.`,
+        );
+      }
+    }
+    const next = await Session.open({ ...this.active.openOptions, ...overrides, readOnly: false });
+    const previous = this.active;
     this.unsubscribe();
+    previous.release();
     this.active = next;
     this.unsubscribe = next.on(this.forward);
     // BTW-11: /clear, /resume and /fork drop the side thread.
@@ -693,7 +708,11 @@ export class SessionController {
     this.quitting = true;
     this.active.cancel();
     await this.whenIdle();
-    if (this.active.history().length > 0) await this.active.save();
-    this.unsubscribe();
+    try {
+      if (this.active.history().length > 0) await this.active.save();
+    } finally {
+      this.unsubscribe();
+      this.active.release();
+    }
   }
 }

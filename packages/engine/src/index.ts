@@ -27,3 +27,6 @@ export * from './tools/catalog.js';
 export * from './tools/fence.js';
 export * from './tools/image-tools.js';
 export * from './trust.js';
+export * from './session-lock.js';
+export * from './session-names.js';
+export * from './fs-errors.js';

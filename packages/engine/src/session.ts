@@ -29,7 +29,16 @@ import type { Config } from './config/schema.js';
 import { resolveApiKey } from './credentials.js';
 import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
-import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession } from './session-store.js';
+import {
+  listSessions,
+  newSessionId,
+  SessionFiles,
+  type SessionState,
+  serialiseSession,
+  sessionPath,
+} from './session-store.js';
+import { SessionLock } from './session-lock.js';
+import { requireSessionId } from './session-names.js';
 import { buildSystemPrompt } from './prompts/system-prompt.js';
 import {
   type CompactionResult,
@@ -83,6 +92,10 @@ export interface SessionOptions {
   readonly clientOptions?: ClientOptions;
   /** Open without a model client (export, listing): any request fails with a clear error. */
   readonly offline?: boolean;
+  /** Which surface opens it, named in the lock a second opener is shown (REL-2). */
+  readonly surface?: string;
+  /** Read the session without taking its lock (the source of a `/fork`); it is never saved. */
+  readonly readOnly?: boolean;
 }
 
 export interface TurnHooks {
@@ -120,7 +133,20 @@ export class Session {
     private readonly limits: RunLimits,
     /** Operator notes from loading (a damaged transcript file, …), published on the first send. */
     private pendingNotes: string[],
+    private readonly lock: SessionLock | undefined,
   ) {}
+
+  /** Releases the session's lock (REL-2); the session is not saved again after this. */
+  release(): void {
+    this.lock?.release();
+  }
+
+  private lastSaveError: { readonly path: string; readonly message: string } | undefined;
+
+  /** Set while the latest save failed and no later one landed (REL-3): the turn lives only in memory. */
+  get saveError(): { readonly path: string; readonly message: string } | undefined {
+    return this.lastSaveError;
+  }
 
   /** Resolves the model, the key and the client; loads a saved session when resuming. */
   static async open(options: SessionOptions): Promise<Session> {
@@ -132,6 +158,27 @@ export class Session {
         throw new UsageError(`No saved session in workspace ${options.workspace} to continue; start one without --continue.`);
       resumeId = latest.id;
     }
+    // SEC-8: an id from the command line is checked before any path is built from it.
+    if (resumeId !== undefined) requireSessionId(resumeId);
+    const writer = !options.offline && !options.readOnly;
+    const newId = resumeId ?? newSessionId();
+    // REL-2: one writer per session across processes; a read-only Home fails here, before any request.
+    const lock = writer ? SessionLock.acquire(options.home, newId, options.surface ?? 'crystal') : undefined;
+    try {
+      return await Session.openLocked(options, env, resumeId, newId, lock);
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
+  }
+
+  private static async openLocked(
+    options: SessionOptions,
+    env: NodeJS.ProcessEnv,
+    resumeId: string | undefined,
+    newId: string,
+    lock: SessionLock | undefined,
+  ): Promise<Session> {
     const resumed = resumeId ? SessionFiles.load(options.home, resumeId) : undefined;
     const { client, model } = options.offline
       ? offlineClient(resumed?.state.provider ?? options.provider ?? '', resumed?.state.model ?? options.model ?? '')
@@ -139,7 +186,7 @@ export class Session {
     const limits = { ...budgetLimitsOf(options.config), ...(options.limits ?? {}) };
     const now = new Date().toISOString();
     const state: SessionState = resumed?.state ?? {
-      id: newSessionId(),
+      id: newId,
       workspace: options.workspace,
       createdUtc: now,
       updatedUtc: now,
@@ -174,7 +221,7 @@ export class Session {
     state.context.unshift(system);
     const files = resumed?.files ?? SessionFiles.create(options.home, state.id);
     const { attachments, notes, unavailable } = await openImages(options, state);
-    const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes]);
+    const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes], lock);
     session.attachments = attachments;
     // The resume note already named these (IMG-13: one note); requests do not repeat it.
     for (const number of unavailable) session.reportedUnavailable.add(number);
@@ -400,9 +447,15 @@ export class Session {
       if (outcome.usage.inputTokens + outcome.usage.outputTokens > 0) this.state.usage = outcome.usage;
       this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, outcome.usage);
       this.publish({ type: 'usage', turn: outcome.usage, session: this.state.cumulativeUsage });
-      const result: TurnResult = { sessionId: this.state.id, ...outcome, denied };
-      // FAIL-1: saved after every turn, a failed one included.
-      await this.save();
+      // FAIL-1: saved after every turn, a failed one included. REL-3: a save that fails is
+      // reported (path and reason) and the turn stays in memory for the next save that can.
+      await this.save().catch(() => undefined);
+      const result: TurnResult = {
+        sessionId: this.state.id,
+        ...outcome,
+        denied,
+        ...(this.lastSaveError ? { saveError: this.lastSaveError } : {}),
+      };
       this.publish({ type: 'turn-finished', result });
       return result;
     } finally {
@@ -581,7 +634,9 @@ export class Session {
    * the source stays untouched. Returns the new id.
    */
   async forkTo(): Promise<string> {
-    await this.save();
+    // The copy is made from memory: a source that cannot be saved (disk full, changed by another
+    // process) is exactly what a fork rescues, so its own save may fail.
+    if (!this.options.readOnly) await this.save().catch(() => undefined);
     const now = new Date().toISOString();
     const copy: SessionState = {
       ...this.state,
@@ -724,11 +779,33 @@ export class Session {
   }
 
   async save(): Promise<string> {
+    if (this.options.readOnly || this.options.offline)
+      throw new UsageError(`Session ${this.state.id} was opened read-only here and is not saved.`);
     this.state.updatedUtc = new Date().toISOString();
-    // IMG-12: only images the archive or the model context still mention are kept (HIST-8).
-    this.state.images = await this.attachments.registry.toRecords(referencedImageNumbers(this.state.archive, this.state.context));
-    this.state.imageMarkersTagged = true;
-    const path = await this.files.save(this.state);
+    let path: string;
+    try {
+      // IMG-12: only images the archive or the model context still mention are kept (HIST-8).
+      this.state.images = await this.attachments.registry.toRecords(
+        referencedImageNumbers(this.state.archive, this.state.context),
+      );
+      this.state.imageMarkersTagged = true;
+      path = await this.files.save(this.state);
+    } catch (error) {
+      // REL-3: never swallowed. Reported once per failure (not on every later attempt), kept in
+      // `saveError` so a surface never claims "saved", and retried by the next save.
+      const message = error instanceof Error ? error.message : String(error);
+      const target = sessionPath(this.options.home, this.state.id);
+      if (this.lastSaveError?.message !== message) {
+        this.publish({
+          type: 'error',
+          message: `Session ${this.state.id} was not saved: ${message} The conversation is kept in memory and saved at the next save that can.`,
+        });
+      }
+      this.lastSaveError = { path: target, message };
+      throw error;
+    }
+    if (this.lastSaveError) this.publish({ type: 'note', text: `Session ${this.state.id} is saved again (${path}).` });
+    this.lastSaveError = undefined;
     this.publish({ type: 'session-saved', path });
     return path;
   }
