@@ -211,7 +211,9 @@ describe('REL-3 save errors are never swallowed', () => {
     const ro = track(mountReadOnly(home.path));
     const result = await runCrystal(['run', 'hello'], { home: ro.path });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^crystal: Could not create the sessions folder \(.*\): the file system is read-only.*\[EROFS\]\.\n$/);
+    expect(result.stderr).toMatch(
+      /^crystal: Could not create the sessions folder \(.*\): the file system is read-only.*\[EROFS\]\.\n$/,
+    );
     expect(fake.requests).toHaveLength(0);
   });
 });

@@ -43,9 +43,5 @@ export function describeFsError(error: unknown, what: string, path?: string): un
   if (!isExpectedFsError(error)) return error;
   const code = error.code as string;
   const where = path ?? error.path ?? (error as { dest?: string }).dest ?? '';
-  return new FileSystemError(
-    `Could not ${what}${where ? ` (${where})` : ''}: ${advice[code]} [${code}].`,
-    code,
-    where,
-  );
+  return new FileSystemError(`Could not ${what}${where ? ` (${where})` : ''}: ${advice[code]} [${code}].`, code, where);
 }

@@ -17,9 +17,7 @@ export function isSessionId(value: unknown): value is string {
 export function requireSessionId(value: string): string {
   if (SESSION_ID.test(value)) return value;
   const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
-  throw new UsageError(
-    `${shown} is not a session id (letters, digits, '-' and '_' only, as 'crystal sessions' lists them).`,
-  );
+  throw new UsageError(`${shown} is not a session id (letters, digits, '-' and '_' only, as 'crystal sessions' lists them).`);
 }
 
 export type CompanionKind = 'archive' | 'context';

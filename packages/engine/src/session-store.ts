@@ -421,7 +421,9 @@ function readLog(dir: string, ref: LogRef, notes: string[]): { messages: ChatMes
     buffer = readFileSync(join(dir, ref.file));
   } catch {
     if (ref.bytes > 0) {
-      notes.push(`Transcript file ${ref.file} is missing; that part of the session is not restored, and the next save starts a new file.`);
+      notes.push(
+        `Transcript file ${ref.file} is missing; that part of the session is not restored, and the next save starts a new file.`,
+      );
       return { messages: [], intact: false };
     }
     return { messages: [], intact: true };
@@ -600,8 +602,7 @@ function summarise(dir: string, id: string, text: string | undefined, names: rea
   const raw = text === undefined ? undefined : parseHead(text);
   const log = raw ? validLog(raw.log, id) : undefined;
   if (raw && (log || raw.log === undefined)) {
-    const count =
-      typeof raw.messageCount === 'number' ? raw.messageCount : Array.isArray(raw.archive) ? raw.archive.length : 0;
+    const count = typeof raw.messageCount === 'number' ? raw.messageCount : Array.isArray(raw.archive) ? raw.archive.length : 0;
     if (count === 0 && !log?.archive.bytes) return undefined;
     const damaged = log ? [log.archive, log.context].filter((ref) => companionDamaged(dir, ref, names)) : [];
     return {
@@ -611,7 +612,9 @@ function summarise(dir: string, id: string, text: string | undefined, names: rea
       title: typeof raw.title === 'string' ? raw.title : '',
       messageCount: count,
       ...(damaged.length > 0
-        ? { note: `transcript file ${damaged.map((r) => r.file).join(', ')} is missing or shortened; the readable part is restored on resume` }
+        ? {
+            note: `transcript file ${damaged.map((r) => r.file).join(', ')} is missing or shortened; the readable part is restored on resume`,
+          }
         : {}),
     };
   }

@@ -29,14 +29,7 @@ import type { Config } from './config/schema.js';
 import { resolveApiKey } from './credentials.js';
 import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
-import {
-  listSessions,
-  newSessionId,
-  SessionFiles,
-  type SessionState,
-  serialiseSession,
-  sessionPath,
-} from './session-store.js';
+import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession, sessionPath } from './session-store.js';
 import { SessionLock } from './session-lock.js';
 import { requireSessionId } from './session-names.js';
 import { buildSystemPrompt } from './prompts/system-prompt.js';

@@ -69,9 +69,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   const failed = controller.session.saveError;
   controller.session.release();
   if (saved && failed) {
-    process.stderr.write(
-      `crystal: session ${sessionId} was NOT saved to ${failed.path}: ${failed.message}\n`,
-    );
+    process.stderr.write(`crystal: session ${sessionId} was NOT saved to ${failed.path}: ${failed.message}\n`);
     return 1;
   }
   process.stdout.write(
