@@ -35,7 +35,7 @@ export async function sessionsCommand(argv: readonly string[]): Promise<number> 
   for (const s of sessions) {
     const where = values.all ? `  ${s.workspace}` : '';
     process.stdout.write(
-      `${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${String(s.messageCount).padStart(4)} messages  ${s.title}${where}\n`,
+      `${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${String(s.messageCount).padStart(4)} messages  ${s.title}${where}${s.note ? `  [damaged: ${s.note}]` : ''}\n`,
     );
   }
   return 0;

@@ -2,9 +2,9 @@
  * REL-2 (one writer per session across processes) and REL-3 (save errors are never swallowed),
  * with real processes, real signals and real tmpfs / read-only mounts.
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeProvider, type FakeReply, fakeConfig, runCrystal, type TempHome, tempHome } from '@crystal/testkit';
+import { FakeProvider, type FakeReply, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import { SessionFiles } from '@crystal/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -215,5 +215,48 @@ describe('REL-3 save errors are never swallowed', () => {
       /^crystal: Could not create the sessions folder \(.*\): the file system is read-only.*\[EROFS\]\.\n$/,
     );
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('SEC-8 and REL-4 on the command line', () => {
+  it('SEC-8 --resume ../x, export ../x and /resume ../x are refused before any path is built', async () => {
+    const fake = track(await FakeProvider.start({ replies: [{ text: 'never' }] }));
+    const home = track(tempHome(fakeConfig(fake.baseUri))) as TempHome;
+    // A session-shaped file outside sessions/: the old code loaded it and saved beside it.
+    const outside = join(home.path, 'x.json');
+    const body = JSON.stringify({ id: 'x', workspace: '/w', items: [{ role: 'user', content: 'planted' }] });
+    writeFileSync(outside, body);
+    const run = await runCrystal(['run', '--resume', '../x', 'hello'], { home: home.path });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`crystal: "../x" is not a session id (letters, digits, '-' and '_' only, as 'crystal sessions' lists them).\n`);
+    const exported = await runCrystal(['export', '../x'], { home: home.path });
+    expect(exported.code).toBe(1);
+    expect(exported.stderr).toContain('"../x" is not a session id');
+    const session = startCrystal([], home.path);
+    cleanups.push(() => void session.child.kill('SIGKILL'));
+    session.child.stdin.end('/resume ../x\n');
+    await session.closed;
+    expect(session.stdout).toContain('error: "../x" is not a session id');
+    expect(fake.requests).toHaveLength(0);
+    expect(readFileSync(outside, 'utf8')).toBe(body);
+    expect(readdirSync(home.path).filter((f) => f.includes('.jsonl'))).toEqual([]);
+  });
+
+  it('REL-4 crystal sessions lists a session whose head is damaged, with its note, and --resume rebuilds it', async () => {
+    const fake = track(await FakeProvider.start({ replies: [{ text: 'one' }, { text: 'two' }] }));
+    const home = track(tempHome(fakeConfig(fake.baseUri))) as TempHome;
+    const ws = tempDir('crystal-ws-');
+    expect((await runCrystal(['run', 'first'], { home: home.path, cwd: ws })).code).toBe(0);
+    const [id] = sessionIds(home.path) as [string];
+    const head = join(home.path, 'sessions', `${id}.json`);
+    writeFileSync(head, readFileSync(head, 'utf8').slice(0, 90));
+    const listed = await runCrystal(['sessions', '--all'], { home: home.path, cwd: ws });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(id);
+    expect(listed.stdout).toContain('[damaged: the session file is damaged; it is rebuilt from its transcript files on resume]');
+    const resumed = await runCrystal(['run', '--resume', id, 'second'], { home: home.path, cwd: ws });
+    expect(resumed.stderr).toMatch(/was damaged; it was rebuilt from its transcript files \(2 messages\)/);
+    expect(resumed.code).toBe(0);
+    expect(userTexts(home.path, id)).toEqual(['first', 'second']);
   });
 });

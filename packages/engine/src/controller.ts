@@ -502,7 +502,7 @@ export class SessionController {
           return { kind: 'text', text: all ? 'No saved sessions.' : 'No saved sessions in this workspace.' };
         const lines = sessions.map(
           (s) =>
-            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} messages  ${s.title}${all ? `  (${s.workspace})` : ''}`,
+            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} messages  ${s.title}${all ? `  (${s.workspace})` : ''}${s.note ? `  [damaged: ${s.note}]` : ''}`,
         );
         return { kind: 'text', title: 'Sessions', text: lines.join('\n') };
       }
