@@ -4,6 +4,7 @@ import { basename, resolve } from 'node:path';
 import { assembleWorkspaceTools, ImageError, loadConfig, resolveHome, Session, taggedMarker, UsageError } from '@crystal/engine';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
+import { guardStdout } from './stdout-guard.js';
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
   const options = parseRunOptions(argv);
@@ -57,9 +58,10 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   sessionId = session.id;
   imageInput = session.imageInput;
   const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
+  const stdout = guardStdout();
   const printer = createPrinter(
     options.format,
-    { stdout: guardedStdout(), stderr: process.stderr },
+    { stdout: stdout.stream, stderr: process.stderr },
     options.showThinking,
     session.id,
   );
@@ -70,7 +72,9 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   try {
     const result = await session.send(text);
     printer.finish(result);
-    return exitCodeFor({ ...result, denied: operatorDenied });
+    const code = exitCodeFor({ ...result, denied: operatorDenied });
+    // REL-11: output that did not reach stdout makes the run a failure (the turn is saved).
+    return stdout.failure && code === 0 ? 2 : code;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -83,19 +87,6 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** stdout that stops writing quietly when the reader went away (`crystal run … | head`). */
-function guardedStdout(): NodeJS.WritableStream & { isTTY?: boolean } {
-  let closed = false;
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') closed = true;
-    else throw error;
-  });
-  return {
-    isTTY: process.stdout.isTTY,
-    write: (chunk: string) => (closed ? true : process.stdout.write(chunk)),
-  } as unknown as NodeJS.WritableStream & { isTTY?: boolean };
 }
 
 /**

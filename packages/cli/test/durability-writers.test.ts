@@ -228,7 +228,9 @@ describe('SEC-8 and REL-4 on the command line', () => {
     writeFileSync(outside, body);
     const run = await runCrystal(['run', '--resume', '../x', 'hello'], { home: home.path });
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(`crystal: "../x" is not a session id (letters, digits, '-' and '_' only, as 'crystal sessions' lists them).\n`);
+    expect(run.stderr).toBe(
+      `crystal: "../x" is not a session id (letters, digits, '-' and '_' only, as 'crystal sessions' lists them).\n`,
+    );
     const exported = await runCrystal(['export', '../x'], { home: home.path });
     expect(exported.code).toBe(1);
     expect(exported.stderr).toContain('"../x" is not a session id');

@@ -18,6 +18,7 @@ import type { ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 import { UsageError } from './errors.js';
+import { fsOperatorMessage } from './fs-errors.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
@@ -481,7 +482,7 @@ export class SessionController {
     try {
       output = await this.execute(command);
     } catch (error) {
-      output = { kind: 'error', text: error instanceof Error ? error.message : String(error) };
+      output = { kind: 'error', text: fsOperatorMessage(error) };
     }
     this.emit({ type: 'command-output', command: command.raw, output });
   }

@@ -45,3 +45,32 @@ export function describeFsError(error: unknown, what: string, path?: string): un
   const where = path ?? error.path ?? (error as { dest?: string }).dest ?? '';
   return new FileSystemError(`Could not ${what}${where ? ` (${where})` : ''}: ${advice[code]} [${code}].`, code, where);
 }
+
+const verbs: Record<string, string> = {
+  open: 'open',
+  read: 'read',
+  write: 'write',
+  mkdir: 'create the folder',
+  rmdir: 'remove the folder',
+  rename: 'replace',
+  unlink: 'remove',
+  scandir: 'list the folder',
+  stat: 'read',
+  lstat: 'read',
+  copyfile: 'copy',
+  fsync: 'write',
+  ftruncate: 'write',
+  link: 'create',
+  symlink: 'create',
+  chmod: 'change the permissions of',
+  access: 'access',
+};
+
+/** The operator's sentence for an error: expected file-system failures get what failed, the path and the fix. */
+export function fsOperatorMessage(error: unknown): string {
+  if (isExpectedFsError(error)) {
+    const described = describeFsError(error, verbs[error.syscall ?? ''] ?? 'use');
+    if (described instanceof Error) return described.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -12,6 +12,7 @@ import {
   type SessionState,
   sessionPath,
   UsageError,
+  fsOperatorMessage,
   writeFileAtomic,
 } from '../src/index.js';
 
@@ -217,5 +218,36 @@ describe('SEC-8 names from session files and the command line', () => {
       expect(() => SessionFiles.create(dir, id), id).toThrow(/is not a session id/);
     }
     expect(existsSync(join(dir, 'sessions'))).toBe(false);
+  });
+});
+
+describe('REL-13 file-system errors for the operator', () => {
+  it('REL-13 fsOperatorMessage turns real ENOENT, EISDIR and EROFS errors into what failed, the path and the fix', () => {
+    const dir = home();
+    const errorOf = (fn: () => unknown): unknown => {
+      try {
+        fn();
+      } catch (error) {
+        return error;
+      }
+      throw new Error('expected a failure');
+    };
+    expect(fsOperatorMessage(errorOf(() => readFileSync(join(dir, 'missing.json'))))).toBe(
+      `Could not open (${join(dir, 'missing.json')}): it does not exist; check the path [ENOENT].`,
+    );
+    expect(fsOperatorMessage(errorOf(() => readFileSync(dir)))).toMatch(/^Could not read.*it is a folder, not a file/);
+    if (process.getuid?.() === 0) {
+      const ro = mkdtempSync(join(tmpdir(), 'crystal-ro-'));
+      execFileSync('mount', ['--bind', dir, ro]);
+      execFileSync('mount', ['-o', 'remount,ro,bind', ro]);
+      try {
+        expect(fsOperatorMessage(errorOf(() => writeFileSync(join(ro, 'x'), 'x')))).toBe(
+          `Could not open (${join(ro, 'x')}): the file system is read-only; point CRYSTAL_HOME (or --home) at a writable folder, or remount it writable [EROFS].`,
+        );
+      } finally {
+        execFileSync('umount', ['-l', ro]);
+      }
+    } else console.warn('REL-13 EROFS case not run: mounting needs root');
+    expect(fsOperatorMessage(new TypeError('a defect'))).toBe('a defect');
   });
 });
