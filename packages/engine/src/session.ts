@@ -39,7 +39,9 @@ import {
   compact,
   compactionLimit,
   estimateTokens,
+  reservedTokens,
   shouldCompact,
+  tokensOfChars,
 } from './compaction/index.js';
 import type { ModelSettings } from '@crystal/providers';
 import { askSideQuestion, type SideEvent, type SideExchange } from './side-question.js';
@@ -348,6 +350,8 @@ export class Session {
     hooks: TurnHooks,
   ): Promise<TurnResult> {
     if (this.busy) throw new UsageError('A turn is already running; wait for it or cancel it first.');
+    // REL-9: a message that cannot fit the window is refused before it joins the session.
+    if (text !== undefined) this.refuseOversized(text);
     this.busy = true;
     const controller = new AbortController();
     this.controller = controller;
@@ -455,6 +459,27 @@ export class Session {
       this.busy = false;
       this.controller = undefined;
     }
+  }
+
+  /**
+   * REL-9: refuses a message that alone (with the system prompt and the reply's room) cannot fit
+   * the model's window, before anything is stored or sent, so one oversized paste never poisons
+   * the session with a turn that overflows for ever.
+   */
+  private refuseOversized(text: string): void {
+    const window = this.modelSettings.contextWindow;
+    if (window === undefined) return;
+    const reserved = reservedTokens(this.modelSettings.maxTokens);
+    const room = reserved < window ? window - reserved : window;
+    const system = estimateTokens(this.state.context[0]?.role === 'system' ? [this.state.context[0]] : []);
+    const tokens = tokensOfChars(text.length);
+    if (system + tokens <= room) return;
+    throw new UsageError(
+      `This message is about ${tokens.toLocaleString('en-US')} tokens (${text.length.toLocaleString('en-US')} characters); ` +
+        `${this.state.provider}/${this.state.model} has a ${window.toLocaleString('en-US')}-token window ` +
+        `(${reserved < window ? `${reserved.toLocaleString('en-US')} kept for the reply, ` : ''}${system.toLocaleString('en-US')} for the system prompt), so it cannot fit and was not sent. ` +
+        'Shorten it, or save it to a file in the workspace and ask for the parts that matter.',
+    );
   }
 
   /**
