@@ -39,9 +39,9 @@ export function serialiseWithin(messages: readonly ChatMessage[], maxChars: numb
   const overhead = marker(10 ** 9).length;
   // The largest cap c with sum(min(len, c + overhead)) <= maxChars.
   let low = 0;
-  let high = Math.max(...lines.map((l) => l.length));
+  let high = lines.reduce((max, l) => Math.max(max, l.length), 0);
   const size = (cap: number): number =>
-    lines.reduce((sum, line) => sum + (line.length <= cap + overhead ? line.length : cap + overhead) + 1, 0);
+    lines.reduce((sum, line) => sum + Math.min(line.length, cap + overhead) + 1, 0);
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);
     if (size(mid) <= maxChars) low = mid;
