@@ -1,7 +1,7 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
-import { readFile } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
-import { assembleWorkspaceTools, ImageError, loadConfig, resolveHome, Session, taggedMarker, UsageError } from '@crystal/engine';
+import { resolve } from 'node:path';
+import { assembleWorkspaceTools, loadConfig, resolveHome, Session, UsageError } from '@crystal/engine';
+import { attachImageFiles } from './image-files.js';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
 import { guardStdout } from './stdout-guard.js';
@@ -100,23 +100,6 @@ async function withImages(session: Session, prompt: string, paths: readonly stri
       `Model '${session.model}' of provider '${session.provider}' does not declare imageInput; --image needs a model with "imageInput": true in its catalog entry.`,
     );
   }
-  const markers: string[] = [];
-  for (const [index, path] of paths.entries()) {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(resolve(path));
-    } catch (error) {
-      throw new UsageError(
-        `--image ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
-      );
-    }
-    try {
-      const attached = await session.attachments.attach(bytes, { name: basename(path), draft: true });
-      markers.push(taggedMarker(attached.number));
-    } catch (error) {
-      if (error instanceof ImageError) throw new UsageError(`--image ${path} (image ${index + 1}): ${error.message}`);
-      throw error;
-    }
-  }
-  return `${prompt}\n\n${markers.join(' ')}`;
+  // REL-10: regular files within the size limit only, the whole batch validated before any is stored.
+  return attachImageFiles(session, prompt, paths);
 }

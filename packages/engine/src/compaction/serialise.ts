@@ -40,8 +40,7 @@ export function serialiseWithin(messages: readonly ChatMessage[], maxChars: numb
   // The largest cap c with sum(min(len, c + overhead)) <= maxChars.
   let low = 0;
   let high = lines.reduce((max, l) => Math.max(max, l.length), 0);
-  const size = (cap: number): number =>
-    lines.reduce((sum, line) => sum + Math.min(line.length, cap + overhead) + 1, 0);
+  const size = (cap: number): number => lines.reduce((sum, line) => sum + Math.min(line.length, cap + overhead) + 1, 0);
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);
     if (size(mid) <= maxChars) low = mid;
