@@ -105,3 +105,18 @@ describe('REL-13 expected failures name what failed, the path and the fix', () =
     expect(fake.requests).toHaveLength(0);
   });
 });
+
+describe('REL-12 configuration warnings reach the operator', () => {
+  it('REL-12 crystal run warns once about an unknown config key, naming the nearest known key', async () => {
+    const fake = await FakeProvider.start({ replies: [{ text: 'fine' }] });
+    const home = tempHome(fakeConfig(fake.baseUri, { executionBudget: { maximumModelCall: 3 } }));
+    cleanups.push(
+      () => fake.close(),
+      () => home.dispose(),
+    );
+    const result = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(result.code).toBe(0);
+    const warning = `${join(home.path, 'config.json')}: unknown key executionBudget.maximumModelCall is ignored; did you mean executionBudget.maximumModelCalls?`;
+    expect(result.stderr.split('\n').filter((l) => l === warning)).toHaveLength(1);
+  });
+});

@@ -15,6 +15,7 @@ import {
   createApprovalPolicy,
 } from './approval/index.js';
 import { bashTimeoutMs } from './bash-timeout.js';
+import { configWarnings } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
@@ -105,7 +106,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     policy,
     todos,
     mapException: builtinExceptionMapper,
-    notes: external.notes,
+    // REL-12: unknown config keys are shown with the start-up notes, once.
+    notes: [...configWarnings(options.config), ...external.notes],
     mode: () => mode,
     setMode: (next) => {
       mode = next;

@@ -5,6 +5,14 @@ import { ConfigError } from '../errors.js';
 import { keyLines, lineOfPath, parseJson } from './json-locate.js';
 import { deepestIssue, type Issue } from '../zod-issues.js';
 import { type Config, configSchema } from './schema.js';
+import { unknownKeyWarnings } from './unknown-keys.js';
+
+const configWarningsOf = new WeakMap<object, readonly string[]>();
+
+/** REL-12: the warnings of a loaded configuration (unknown keys), for the surface to show once. */
+export function configWarnings(config: object): readonly string[] {
+  return configWarningsOf.get(config) ?? [];
+}
 
 export function configPath(home: string): string {
   return join(home, 'config.json');
@@ -38,7 +46,12 @@ export function parseConfigText(text: string, file: string): Config {
     throw new ConfigError(file, undefined, 1, 'expected a JSON object at the top level.');
   }
   const result = configSchema.safeParse(parsed.value);
-  if (result.success) return result.data;
+  if (result.success) {
+    // REL-12: unknown keys are not an error (newer files stay readable) but are never silent.
+    const warnings = unknownKeyWarnings(parsed.value, configSchema, file);
+    if (warnings.length > 0) configWarningsOf.set(result.data, warnings);
+    return result.data;
+  }
   const { issue, path } = deepestIssue(result.error.issues[0] as Issue, expectationOf);
   const line = lineOfPath(keyLines(text), path);
   throw new ConfigError(file, path.join('.') || undefined, line, `${describeIssue(issue)}; the file was left unchanged.`);
