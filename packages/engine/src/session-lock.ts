@@ -1,7 +1,7 @@
 /**
  * One writer per session across processes (REL-2). A surface that opens a session for writing
  * (terminal, Web host, `crystal run --resume`, `/resume`, a `/fork` target) holds
- * `sessions/<id>.lock`, created with O_EXCL and holding the holder's pid, start time, host and
+ * `sessions/<id>.lock`, created exclusively (a hard link, which fails like O_EXCL) and holding the holder's pid, start time, host and
  * surface. A second opener is refused with a message naming the session, the holder and what
  * to do; a lock whose process is gone (kill -9, power loss) is taken over. Locks are released
  * when the session is closed and, at the latest, when the process exits.
@@ -153,23 +153,33 @@ function self(surface: string): LockHolder {
   };
 }
 
+/**
+ * Creates the lock with its content in one step: the body is written to a private temp file,
+ * which is then hard-linked to the lock name. link(2) fails with EEXIST like O_EXCL does, and
+ * no other process ever sees a lock that exists but is still empty.
+ */
 function tryCreate(path: string, body: string): boolean {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   let fd: number;
   try {
-    fd = openSync(path, 'wx', 0o600);
+    fd = openSync(temp, 'wx', 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw describeFsError(error, 'create the session lock', path);
   }
   try {
-    writeSync(fd, body);
+    try {
+      writeSync(fd, body);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(temp, path);
+    return true;
   } catch (error) {
-    closeSync(fd);
-    rmSync(path, { force: true });
-    throw describeFsError(error, 'write the session lock', path);
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw describeFsError(error, 'create the session lock', path);
+  } finally {
+    rmSync(temp, { force: true });
   }
-  closeSync(fd);
-  return true;
 }
 
 function readLock(path: string): string | undefined {
