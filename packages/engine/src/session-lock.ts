@@ -7,7 +7,7 @@
  * when the session is closed and, at the latest, when the process exits.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UsageError } from './errors.js';
@@ -129,16 +129,24 @@ export class SessionLock {
   }
 }
 
-/** mkdir -p that reports the real cause (a recursive mkdir says ENOENT on a read-only file system). */
+/**
+ * mkdir -p that reports the real cause: Node's recursive mkdir says ENOENT on a read-only file
+ * system and loops for ever where a parent cannot hold folders (/proc), so each level is made
+ * here, from the top.
+ */
 function ensureDir(dir: string): void {
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    if (code !== 'ENOENT') throw error;
-    mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
-    mkdirSync(dir, { mode: 0o700 });
+  const missing: string[] = [];
+  for (let current = dir; ; current = dirname(current)) {
+    if (existsSync(current)) break;
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  for (const level of missing) {
+    try {
+      mkdirSync(level, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
 }
 
