@@ -141,3 +141,31 @@ export function sessionIds(home: string): string[] {
 export function headOf(home: string, id: string): Record<string, unknown> {
   return JSON.parse(readFileSync(join(home, 'sessions', `${id}.json`), 'utf8')) as Record<string, unknown>;
 }
+
+/** Runs the real binary as an unprivileged user (root ignores permission bits, so chmod tests need one). */
+export function runCrystalAs(
+  uid: number,
+  args: readonly string[],
+  home: string,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, CRYSTAL_HOME: home };
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [crystalBin, ...args], { cwd, env, uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The uid of `nobody` when this process may switch to it (root on Linux), else the reason it cannot. */
+export function unprivilegedUid(): number | string {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return 'chmod tests need root to run the binary as nobody';
+  try {
+    return Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+  } catch {
+    return 'no user nobody to run the binary as';
+  }
+}

@@ -2,7 +2,7 @@
  * REL-2 (one writer per session across processes) and REL-3 (save errors are never swallowed),
  * with real processes, real signals and real tmpfs / read-only mounts.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import { SessionFiles } from '@crystal/engine';
@@ -12,8 +12,10 @@ import {
   mountReadOnly,
   mountTmpfs,
   mountUnavailable,
+  runCrystalAs,
   sessionIds,
   startCrystal,
+  unprivilegedUid,
   until,
   writeHomeConfig,
 } from './durability-helpers.js';
@@ -215,6 +217,56 @@ describe('REL-3 save errors are never swallowed', () => {
       /^crystal: Could not create the sessions folder \(.*\): the file system is read-only.*\[EROFS\]\.\n$/,
     );
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('REL-3 permissions (chmod, run as an unprivileged user)', () => {
+  const nobody = unprivilegedUid();
+
+  it('REL-3 a Home the user cannot write (chmod 0500) is a clear error before the request is sent', async () => {
+    if (typeof nobody === 'string') return void console.warn(`REL-3 chmod test not run: ${nobody}`);
+    const fake = track(await FakeProvider.start({ replies: [{ text: 'never' }] }));
+    const home = tempDir('crystal-ro-home-');
+    writeHomeConfig(home, fakeConfig(fake.baseUri));
+    chownSync(home, nobody, nobody);
+    chmodSync(home, 0o500);
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const ws = tempDir('crystal-ws-');
+    chownSync(ws, nobody, nobody);
+    const result = await runCrystalAs(nobody, ['run', 'hello'], home, ws);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `crystal: Could not create the sessions folder (${join(home, 'sessions')}): permission denied; fix the permissions of that path or use another Home with --home [EACCES].\n`,
+    );
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('REL-3 a sessions folder made read-only during the turn: the save error names the path, exit 2, nothing claims saved', async () => {
+    if (typeof nobody === 'string') return void console.warn(`REL-3 chmod test not run: ${nobody}`);
+    const home = tempDir('crystal-chmod-home-');
+    const sessions = join(home, 'sessions');
+    const fake = track(
+      await FakeProvider.start({
+        replyFor: () => {
+          chmodSync(sessions, 0o500);
+          return { text: 'an answer' };
+        },
+      }),
+    );
+    writeHomeConfig(home, fakeConfig(fake.baseUri));
+    chownSync(home, nobody, nobody);
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const ws = tempDir('crystal-ws-');
+    chownSync(ws, nobody, nobody);
+    const result = await runCrystalAs(nobody, ['run', 'hello'], home, ws);
+    expect(result.stderr).toMatch(
+      /was not saved: Could not save session \S+ \(.*sessions\/\S+\.json\): permission denied.*\[EACCES\]/,
+    );
+    expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(result.stdout).not.toMatch(/Session \S+ saved/);
+    expect(result.code).toBe(2);
+    chmodSync(sessions, 0o700);
+    expect(readdirSync(sessions).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });
 
