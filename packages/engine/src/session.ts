@@ -148,7 +148,8 @@ export class Session {
     const env = options.env ?? process.env;
     let resumeId = options.resume;
     if (options.continueLatest) {
-      const [latest] = await listSessions(options.home, options.workspace);
+      // A damaged session whose workspace is unknown is listed, but never continued by guess.
+      const latest = (await listSessions(options.home, options.workspace)).find((s) => s.workspace === options.workspace);
       if (!latest)
         throw new UsageError(`No saved session in workspace ${options.workspace} to continue; start one without --continue.`);
       resumeId = latest.id;
