@@ -29,6 +29,7 @@ import type { Config } from './config/schema.js';
 import { resolveApiKey } from './credentials.js';
 import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
+import { clientOptionsOf } from './transport-options.js';
 import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession, sessionPath } from './session-store.js';
 import { SessionLock } from './session-lock.js';
 import { requireSessionId } from './session-names.js';
@@ -846,7 +847,7 @@ async function buildClient(
       ...(apiKey ? { apiKey } : {}),
     },
     selection.model,
-    options.clientOptions,
+    { ...clientOptionsOf(options.home, options.config, env), ...options.clientOptions },
   );
   return { client, model: selection.model };
 }

@@ -63,6 +63,11 @@ export const configSchema = z.object({
       backoffFactor: z.optional(z.number().check(z.minimum(1), upTo(100))),
       jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
       maxDelaySeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+      /** REL-5: stream idle, connect and first-byte timeouts; REL-6: the longest Retry-After honoured. */
+      idleTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+      connectTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+      firstByteTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+      maxRetryAfterSeconds: z.optional(z.number().check(z.minimum(0), z.maximum(2147483, TIMER_MAX))),
     }),
   ),
   executionBudget: z.optional(executionBudgetSchema),
@@ -76,6 +81,8 @@ export const configSchema = z.object({
       maxBatchBytes: z.optional(positiveInt().check(upTo(4 * 1024 ** 3, ' bytes (4 GiB)'))),
     }),
   ),
+  /** Extra certificate authorities (PEM) for provider HTTPS, added to the defaults; relative to Home. */
+  caFile: z.optional(z.string().check(z.minLength(1))),
   compactionThreshold: z.optional(z.number().check(z.gt(0), z.maximum(1))),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
   workspaceTrust: z.optional(z.boolean()),
