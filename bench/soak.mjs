@@ -7,8 +7,8 @@
  * CRYSTAL_SOAK=1.
  *
  * Prints one JSON line per figure: turns started, turns committed, user messages lost (of
- * committed turns, and of killed ones), sessions that fail to load, two-writer races that let
- * both writers commit, and the longest hang against a normal turn measured in the same run.
+ * committed turns, and of killed ones), sessions that fail to load, two-writer races that lost
+ * a committed turn, and the longest hang against a normal turn measured in the same run.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,9 +39,12 @@ const workspace = mkdtempSync(join(tmpdir(), 'crystal-soak-ws-'));
 for (let i = 0; i < 20; i++) writeFileSync(join(workspace, `file-${i}.txt`), `content ${i}\n`);
 writeFileSync(
   join(home, 'config.json'),
-  // idleTimeoutSeconds is REL-5's stream idle timeout: a stalled stream becomes a retried `timeout`.
+  // REL-5's timeouts turn a stalled request (the fake holds back its headers until the first
+  // chunk) into a retried `timeout`; the hang goal is these 5 s per attempt plus the retry budget.
   JSON.stringify(
-    fakeConfig(fake.baseUri, { retry: { maxRetries: 2, baseDelaySeconds: 0.2, maxDelaySeconds: 1, idleTimeoutSeconds: 5 } }),
+    fakeConfig(fake.baseUri, {
+      retry: { maxRetries: 2, baseDelaySeconds: 0.2, maxDelaySeconds: 1, idleTimeoutSeconds: 5, firstByteTimeoutSeconds: 5 },
+    }),
   ),
 );
 
@@ -91,8 +94,10 @@ while (turn < TURNS && Date.now() < deadline) {
     const id = pick() ?? chains[0];
     const pair = await Promise.all([run(nextPrompt(), id), run(nextPrompt(), id)]);
     races++;
+    // Both may commit when one finished before the other opened the session (serialised, not
+    // concurrent); what must never happen is a committed turn missing afterwards.
     if (pair.every((o) => o.code === 0)) racesBothCommitted++;
-    for (const o of pair) outcomes.push({ ...o, session: id });
+    for (const o of pair) outcomes.push({ ...o, session: id, race: races });
     continue;
   }
   const resume = pick();
@@ -164,13 +169,15 @@ printFigure({
   met: failedToLoad === 0,
   ...(loadErrors.length ? { examples: loadErrors.slice(0, 3) } : {}),
 });
+const racesLosing = new Set(lostCommitted.filter((o) => o.race !== undefined).map((o) => o.race));
 printFigure({
-  figure: 'soak: two-writer races where both writers committed',
-  value: racesBothCommitted,
+  figure: 'soak: two-writer races that lost a committed turn',
+  value: racesLosing.size,
   of: races,
   refusedSecondWriters: refused.length,
+  serialisedBothCommitted: racesBothCommitted,
   goal: 0,
-  met: racesBothCommitted === 0,
+  met: racesLosing.size === 0,
 });
 printFigure({
   figure: 'soak: longest hang of a run not killed by the soak',
