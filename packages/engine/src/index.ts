@@ -30,3 +30,6 @@ export * from './trust.js';
 export * from './session-lock.js';
 export * from './session-names.js';
 export * from './fs-errors.js';
+export * from './discovery.js';
+export { editConfig, persistPreferences } from './preferences.js';
+export * from './config/json-edit.js';

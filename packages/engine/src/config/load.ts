@@ -5,13 +5,18 @@ import { ConfigError } from '../errors.js';
 import { keyLines, lineOfPath, parseJson } from './json-locate.js';
 import { deepestIssue, type Issue } from '../zod-issues.js';
 import { type Config, configSchema } from './schema.js';
+import { STARTER_PROVIDERS } from '../catalog.js';
 import { unknownKeyWarnings } from './unknown-keys.js';
 
-const configWarningsOf = new WeakMap<object, readonly string[]>();
+/**
+ * The warnings ride on the config object under a symbol: a copy made with `{ ...config }` (the
+ * served Ollama models, …) keeps them, and JSON never shows them.
+ */
+const WARNINGS = Symbol('config warnings');
 
 /** REL-12: the warnings of a loaded configuration (unknown keys), for the surface to show once. */
 export function configWarnings(config: object): readonly string[] {
-  return configWarningsOf.get(config) ?? [];
+  return (config as { [WARNINGS]?: readonly string[] })[WARNINGS] ?? [];
 }
 
 export function configPath(home: string): string {
@@ -47,15 +52,41 @@ export function parseConfigText(text: string, file: string): Config {
   }
   const result = configSchema.safeParse(parsed.value);
   if (result.success) {
+    checkNewProviders(result.data, text, file);
     // REL-12: unknown keys are not an error (newer files stay readable) but are never silent.
     const warnings = unknownKeyWarnings(parsed.value, configSchema, file);
-    if (warnings.length > 0) configWarningsOf.set(result.data, warnings);
+    if (warnings.length > 0) Object.defineProperty(result.data, WARNINGS, { value: warnings, enumerable: true });
     return result.data;
   }
   const { issue, path } = deepestIssue(result.error.issues[0] as Issue, expectationOf);
   const line = lineOfPath(keyLines(text), path);
   throw new ConfigError(file, path.join('.') || undefined, line, `${describeIssue(issue)}; the file was left unchanged.`);
 }
+
+/** A provider that is not built in must say how to reach it (a built-in one may be partial). */
+function checkNewProviders(config: Config, text: string, file: string): void {
+  for (const [name, entry] of Object.entries(config.providers ?? {})) {
+    if (STARTER_PROVIDERS[name]) continue;
+    for (const key of ['protocol', 'baseUri', 'models'] as const) {
+      if (entry[key] !== undefined) continue;
+      const path = ['providers', name, key];
+      const hint =
+        key === 'protocol'
+          ? `one of ${PROTOCOL_NAMES.map((p) => JSON.stringify(p)).join(', ')}`
+          : key === 'baseUri'
+            ? 'the API root, such as "http://127.0.0.1:8080/v1/"'
+            : 'an object of model ids, such as { "my-model": { "contextWindow": 128000 } }';
+      throw new ConfigError(
+        file,
+        path.join('.'),
+        lineOfPath(keyLines(text), path),
+        `is required for '${name}', which is not a built-in provider (${Object.keys(STARTER_PROVIDERS).join(', ')}); set it to ${hint}; the file was left unchanged.`,
+      );
+    }
+  }
+}
+
+const PROTOCOL_NAMES = ['openai', 'responses', 'deepseek', 'anthropic', 'gemini', 'ollama'] as const;
 
 function expectationOf(issue: Issue): string {
   if (issue.code === 'invalid_value' && issue.values) return issue.values.map((v) => JSON.stringify(v)).join(' or ');
