@@ -681,6 +681,8 @@ export class SessionController {
       `Session    ${s.id}`,
       `Tokens     in ${s.cumulativeUsage.inputTokens}, out ${s.cumulativeUsage.outputTokens} (last request in ${s.lastUsage.inputTokens})`,
       `Activity   ${this.current}; ${this.queueItems.length} queued`,
+      // SBX-3: whether bash and exec tools run in the OS sandbox.
+      `Sandbox    ${this.tools ? `${this.tools.containment.sandboxed ? 'on' : 'off'}: ${this.tools.containment.description}` : 'off'}`,
     ].join('\n');
   }
 
@@ -720,6 +722,7 @@ export class SessionController {
     } finally {
       this.unsubscribe();
       this.active.release();
+      this.tools?.containment.close();
     }
   }
 }

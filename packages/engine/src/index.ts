@@ -22,6 +22,8 @@ export * from './approval/index.js';
 export * from './external-tools/index.js';
 export * from './images/index.js';
 export * from './workspace-tools.js';
+export * from './containment.js';
+export * from './child-env.js';
 export * from './tools/builtin/index.js';
 export * from './tools/catalog.js';
 export * from './tools/fence.js';

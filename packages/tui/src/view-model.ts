@@ -37,6 +37,8 @@ export interface ApprovalView {
   readonly summary: string;
   readonly subject: string;
   readonly preview?: readonly string[] | undefined;
+  /** SBX-3: `Sandboxed: …` or `Not sandboxed: …` for a call that starts a process. */
+  readonly sandbox?: string | undefined;
   readonly choices: readonly ApprovalChoice[];
 }
 

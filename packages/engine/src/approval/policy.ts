@@ -13,7 +13,8 @@ import { resolve } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolInvocationPolicy } from '@crystal/core';
 import { type ApprovalCard, type AutoPassCard, buildCard } from './card.js';
 import { type Classification, type ExternalToolFacts, classify, type ToolClassifier } from './classifier.js';
-import { GrantStore, grantFor } from './grants.js';
+import { GrantStore, grantFor, NETWORK_ASK_TOOL } from './grants.js';
+import { approvedNetwork, type SandboxFacts, sandboxContains } from './sandbox-rule.js';
 
 export type ApprovalMode = 'default' | 'edit' | 'full';
 export const APPROVAL_MODES: readonly ApprovalMode[] = ['default', 'edit', 'full'];
@@ -71,17 +72,25 @@ export interface ApprovalPolicyOptions {
   readonly skillRoots?: () => readonly string[];
   /** Plugin classifiers for tools the host does not know. */
   readonly classifiers?: readonly ToolClassifier[];
+  /** The OS sandbox (SBX-3): which calls it covers, the card line, network grants. */
+  readonly sandbox?: SandboxFacts;
 }
 
 export interface ApprovalPolicy extends ToolInvocationPolicy {
   readonly mode: ApprovalMode;
   setMode(mode: ApprovalMode): void;
   classify(call: ParsedToolCall): Classification;
+  /**
+   * A sandboxed command wants a host not on the allow list (SBX-1): a Session or Always grant
+   * passes, otherwise the operator is asked (a Network card); without an operator it is refused.
+   */
+  askHost(host: string, signal: AbortSignal): Promise<boolean>;
 }
 
 /** Creates the policy; throws `ConfigError` when `permissions.json` is corrupt (it is never overwritten). */
 export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPolicy {
   let mode = options.mode;
+  let hostAsks = 0;
   const grants = new GrantStore(options.home);
   const workspace = (): string => resolve(typeof options.workspace === 'function' ? options.workspace() : options.workspace);
   const classifyCall = (call: ParsedToolCall): Classification =>
@@ -92,15 +101,22 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       ...(options.classifiers ? { classifiers: options.classifiers } : {}),
     });
 
+  const sandboxed = (call: ParsedToolCall): boolean => options.sandbox?.covers(call.name) ?? false;
+  const cardOf = (call: ParsedToolCall, classification: Classification): ApprovalCard =>
+    buildCard(call, classification, options.sandbox?.cardLine(call.name));
   const decided = (outcome: ApprovalOutcome): PolicyDecision => {
     options.onDecided?.(outcome);
+    const { call, classification } = outcome;
+    if (outcome.allowed && classification && outcome.by !== 'policy' && approvedNetwork(classification, sandboxed(call))) {
+      options.sandbox?.grantNetwork(call.id);
+    }
     if (outcome.allowed) return { allow: true };
     if (outcome.by === 'plan') return { allow: false, reason: planRejectionText(outcome.call.name) };
     if (outcome.by === 'cancelled') return { allow: false, reason: CANCELLED_TEXT };
     return { allow: false, reason: DECLINED_TEXT };
   };
   const autoPass = (call: ParsedToolCall, classification: Classification, reason: 'Policy' | 'Grant'): PolicyDecision => {
-    options.onAutoPass?.({ ...buildCard(call, classification), status: 'Approved', reason });
+    options.onAutoPass?.({ ...cardOf(call, classification), status: 'Approved', reason });
     return decided({ call, classification, allowed: true, by: reason === 'Policy' ? 'policy' : 'grant' });
   };
 
@@ -114,7 +130,7 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
     const request: ApprovalRequest = {
       call,
       classification,
-      card: buildCard(call, classification),
+      card: cardOf(call, classification),
       choices: forbidden ? FORBIDDEN_ANSWERS : ALL_ANSWERS,
       signal,
     };
@@ -145,13 +161,31 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       mode = next;
     },
     classify: classifyCall,
+    async askHost(host: string, signal: AbortSignal): Promise<boolean> {
+      hostAsks += 1;
+      const call: ParsedToolCall = {
+        id: `sandbox-network-${hostAsks}`,
+        name: NETWORK_ASK_TOOL,
+        arguments: host,
+        input: { host },
+      };
+      const classification: Classification = {
+        risk: 'write',
+        authority: 'network',
+        summary: `Network access to ${host} from a sandboxed command`,
+      };
+      if (grants.matches(grantFor(workspace(), call))) return true;
+      return (await askOperator(call, classification, signal)).allow;
+    },
     async decide(call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> {
       // 1. Plan offers no edit, write or bash, and the policy rejects them as well.
       if (options.plan() && PLAN_REJECTED_TOOLS.has(call.name)) return decided({ call, allowed: false, by: 'plan' });
       const classification = classifyCall(call);
       const facts = options.externalTool?.(call.name);
       // 2. Auto-pass by mode.
-      if (autoPasses(mode, call.name, classification, facts?.automatic === true)) return autoPass(call, classification, 'Policy');
+      if (autoPasses(mode, call.name, classification, facts?.automatic === true, sandboxed(call))) {
+        return autoPass(call, classification, 'Policy');
+      }
       // 3. Session and Always grants (never for a Forbidden call).
       if (classification.risk !== 'forbidden' && grants.matches(grantFor(workspace(), call))) {
         return autoPass(call, classification, 'Grant');
@@ -166,9 +200,17 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
 
 /**
  * §6.2 step 2: only workspace-bounded calls that are neither Privileged nor Forbidden, and then
- * when the tool is automatic, the call only reads, or the mode allows the write.
+ * when the tool is automatic, the call only reads, or the mode allows the write. With the OS
+ * sandbox on, `full` also passes a Privileged command the sandbox contains (SBX-3).
  */
-export function autoPasses(mode: ApprovalMode, tool: string, classification: Classification, automatic: boolean): boolean {
+export function autoPasses(
+  mode: ApprovalMode,
+  tool: string,
+  classification: Classification,
+  automatic: boolean,
+  sandboxed = false,
+): boolean {
+  if (sandboxContains(mode, classification, sandboxed)) return true;
   const { risk, authority } = classification;
   if (risk === 'forbidden' || risk === 'privileged' || authority !== 'workspace') return false;
   if (automatic || risk === 'read') return true;

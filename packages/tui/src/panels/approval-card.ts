@@ -55,6 +55,7 @@ export function renderApproval(card: ApprovalView, width: number, maxRows: numbe
   ]);
   if (card.summary) lines.push([{ text: card.summary }]);
   if (card.subject && card.subject !== card.summary) lines.push([{ text: card.subject, style: theme.accent }]);
+  if (card.sandbox) lines.push([{ text: card.sandbox, style: card.sandbox.startsWith('Sandboxed') ? theme.muted : theme.warn }]);
   const preview = card.preview ?? [];
   const room = Math.max(0, maxRows - lines.length - 4);
   const shown = preview.slice(0, room);
