@@ -35,3 +35,6 @@ export * from './fs-errors.js';
 export * from './discovery.js';
 export { editConfig, persistPreferences } from './preferences.js';
 export * from './config/json-edit.js';
+export * from './file-mentions.js';
+export * from './change-preview.js';
+export * from './shell-escape.js';

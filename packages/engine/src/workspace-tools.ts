@@ -6,7 +6,7 @@
  */
 import type { ToolContext, ToolDefinition } from '@crystal/core';
 import {
-  type ApprovalAnswer,
+  type ApprovalReply,
   type ApprovalMode,
   type ApprovalOutcome,
   type ApprovalPolicy,
@@ -33,7 +33,7 @@ export interface WorkspaceToolOptions {
   readonly approval?: ApprovalMode | undefined;
   /** `--bash-timeout` for this process: seconds, or null for unlimited (BASH-1). */
   readonly bashTimeoutSeconds?: number | null | undefined;
-  readonly askApproval?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  readonly askApproval?: (request: ApprovalRequest) => Promise<ApprovalReply>;
   readonly askQuestion?: (questions: readonly Question[], context: ToolContext) => Promise<QuestionAnswers | 'dismissed'>;
   readonly onOutput?: (callId: string, chunk: string) => void;
   readonly onAutoPass?: (card: AutoPassCard) => void;

@@ -21,6 +21,8 @@ export interface ApprovalCard {
   readonly preview?: readonly string[];
   /** SBX-3: for a call that starts a process, whether it runs in the OS sandbox (`Sandboxed: …` / `Not sandboxed: …`). */
   readonly sandbox?: string;
+  /** TUIX-12: what a Session or Always answer covers (the tool and the path or command). */
+  readonly grantScope?: string;
 }
 
 /** The card of a call that passed without asking (§6.5). */

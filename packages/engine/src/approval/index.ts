@@ -4,3 +4,4 @@ export * from './classifier.js';
 export * from './grants.js';
 export * from './policy.js';
 export * from './sandbox-rule.js';
+export * from './grant-scope.js';

@@ -11,8 +11,10 @@
  */
 import { resolve } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolInvocationPolicy } from '@crystal/core';
-import { type ApprovalCard, type AutoPassCard, buildCard } from './card.js';
+import { changePreview } from '../change-preview.js';
+import { type ApprovalCard, type AutoPassCard, buildCard, escapeCardText } from './card.js';
 import { type Classification, type ExternalToolFacts, classify, type ToolClassifier } from './classifier.js';
+import { grantScopeText } from './grant-scope.js';
 import { GrantStore, grantFor, NETWORK_ASK_TOOL } from './grants.js';
 import { approvedNetwork, type SandboxFacts, sandboxContains } from './sandbox-rule.js';
 
@@ -20,6 +22,12 @@ export type ApprovalMode = 'default' | 'edit' | 'full';
 export const APPROVAL_MODES: readonly ApprovalMode[] = ['default', 'edit', 'full'];
 
 export type ApprovalAnswer = 'once' | 'session' | 'always' | 'deny';
+/** TUIX-12: a denial that tells the model what to do instead (the text reaches it in the tool result). */
+export interface DenyWithFeedback {
+  readonly answer: 'deny';
+  readonly feedback: string;
+}
+export type ApprovalReply = ApprovalAnswer | DenyWithFeedback;
 export const ALL_ANSWERS: readonly ApprovalAnswer[] = ['once', 'session', 'always', 'deny'];
 /** A Forbidden call is only ever granted Once. */
 export const FORBIDDEN_ANSWERS: readonly ApprovalAnswer[] = ['once', 'deny'];
@@ -28,6 +36,11 @@ export const DECLINED_TEXT = 'The user declined this action. Do not retry the sa
 export const CANCELLED_TEXT = 'The turn was cancelled before the operator answered.';
 /** Tools Plan never runs, whatever the catalog offers. */
 export const PLAN_REJECTED_TOOLS: ReadonlySet<string> = new Set(['edit', 'write', 'bash']);
+
+/** The model-visible result of a denial with the operator's instruction. */
+export function declinedWithFeedbackText(feedback: string): string {
+  return `The user declined this action and said what to do instead:\n${feedback.trim()}\nDo not retry the same call; follow the user's instruction.`;
+}
 
 export function planRejectionText(tool: string): string {
   return `Plan mode does not allow ${tool}.`;
@@ -50,6 +63,8 @@ export interface ApprovalOutcome {
   readonly classification?: Classification;
   readonly allowed: boolean;
   readonly by: 'plan' | 'policy' | 'grant' | 'once' | 'session' | 'always' | 'deny' | 'unattended' | 'cancelled';
+  /** The operator's instruction with a denial (TUIX-12). */
+  readonly feedback?: string;
 }
 
 export interface ApprovalPolicyOptions {
@@ -60,7 +75,7 @@ export interface ApprovalPolicyOptions {
   readonly workspace: string | (() => string);
   readonly home: string;
   /** Asks the operator. Omitted (as in `crystal run`): every ask is a deny. */
-  readonly ask?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  readonly ask?: (request: ApprovalRequest) => Promise<ApprovalReply>;
   /** A call passed without asking (policy or grant): the auto-pass card. */
   readonly onAutoPass?: (card: AutoPassCard) => void;
   readonly onDecided?: (outcome: ApprovalOutcome) => void;
@@ -113,6 +128,7 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
     if (outcome.allowed) return { allow: true };
     if (outcome.by === 'plan') return { allow: false, reason: planRejectionText(outcome.call.name) };
     if (outcome.by === 'cancelled') return { allow: false, reason: CANCELLED_TEXT };
+    if (outcome.feedback) return { allow: false, reason: declinedWithFeedbackText(outcome.feedback) };
     return { allow: false, reason: DECLINED_TEXT };
   };
   const autoPass = (call: ParsedToolCall, classification: Classification, reason: 'Policy' | 'Grant'): PolicyDecision => {
@@ -127,14 +143,22 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
   ): Promise<PolicyDecision> => {
     if (!options.ask) return decided({ call, classification, allowed: false, by: 'unattended' });
     const forbidden = classification.risk === 'forbidden';
+    const preview = await changePreview(workspace(), call.name, call.input).catch(() => undefined);
     const request: ApprovalRequest = {
       call,
       classification,
-      card: cardOf(call, classification),
+      card: {
+        ...cardOf(call, classification),
+        // TUIX-10: edit/write show the real hunks of the file as it is now.
+        ...(preview ? { preview: preview.map(escapeCardText) } : {}),
+        ...(forbidden ? {} : { grantScope: grantScopeText(call) }),
+      },
       choices: forbidden ? FORBIDDEN_ANSWERS : ALL_ANSWERS,
       signal,
     };
-    const answer = await answerOf(options.ask, request, signal, options.onNote);
+    const reply = await answerOf(options.ask, request, signal, options.onNote);
+    if (typeof reply === 'object') return decided({ call, classification, allowed: false, by: 'deny', feedback: reply.feedback });
+    const answer = reply;
     if (answer === 'cancelled') return decided({ call, classification, allowed: false, by: 'cancelled' });
     if (answer === 'deny') return decided({ call, classification, allowed: false, by: 'deny' });
     // A Forbidden call is only ever granted Once: Session and Always count as Once.
@@ -219,11 +243,11 @@ export function autoPasses(
 }
 
 async function answerOf(
-  ask: (request: ApprovalRequest) => Promise<ApprovalAnswer>,
+  ask: (request: ApprovalRequest) => Promise<ApprovalReply>,
   request: ApprovalRequest,
   signal: AbortSignal,
   onNote: ((text: string) => void) | undefined,
-): Promise<ApprovalAnswer | 'cancelled'> {
+): Promise<ApprovalReply | 'cancelled'> {
   if (signal.aborted) return 'cancelled';
   let onAbort: (() => void) | undefined;
   const cancelled = new Promise<'cancelled'>((resolve) => {
@@ -233,6 +257,8 @@ async function answerOf(
   try {
     const answer = await Promise.race([ask(request), cancelled]);
     if (answer === 'cancelled') return answer;
+    if (typeof answer === 'object')
+      return answer.answer === 'deny' && typeof answer.feedback === 'string' && answer.feedback.trim() !== '' ? answer : 'deny';
     return ALL_ANSWERS.includes(answer) ? answer : 'deny';
   } catch (error) {
     // A failing surface must not run the call: the ask counts as a deny.

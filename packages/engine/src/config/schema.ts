@@ -127,6 +127,8 @@ export const configSchema = z.object({
   sandbox: z.optional(sandboxSchema),
   /** SEC-6: variables children get although they look like secrets (`pass`). */
   shellEnvironment: z.optional(z.object({ pass: z.optional(z.array(z.string().check(z.minLength(1)))) })),
+  /** The interactive terminal view (TUIX-8): `inline` (default) or `fullscreen`. */
+  terminalView: z.optional(z.enum(['inline', 'fullscreen'])),
 });
 
 export type Config = z.output<typeof configSchema>;
