@@ -61,7 +61,8 @@ ${SESSION_FLAGS}
                              not trusted (for CI; otherwise only trusted workspaces load them)
 
 Exit codes: 0 completed; 1 invalid command, configuration or credentials; 2 model request
-failed or content filtered; 3 budget reached, context overflow or truncated output;
+failed or content filtered, the session could not be saved, or stdout failed; 3 budget
+reached, context overflow or truncated output;
 4 completed after an operator prompt was denied; 5 interrupted.
 `,
 };

@@ -1,19 +1,18 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
-import { readFile } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import {
   assembleWorkspaceTools,
-  ImageError,
   loadConfig,
   RUN_MCP_STARTUP_MS,
   resolveHome,
   Session,
-  taggedMarker,
   UsageError,
   withServedOllamaModels,
 } from '@crystal/engine';
+import { attachImageFiles } from './image-files.js';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
+import { guardStdout } from './stdout-guard.js';
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
   const options = parseRunOptions(argv);
@@ -73,29 +72,37 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
       tools: workspaceTools.tools,
       policy: workspaceTools.policy,
       mapException: workspaceTools.mapException,
+      surface: 'crystal run',
     });
     sessionId = session.id;
     imageInput = session.imageInput;
-    const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
-    const printer = createPrinter(
-      options.format,
-      { stdout: guardedStdout(), stderr: process.stderr },
-      options.showThinking,
-      session.id,
-    );
-    session.on((event) => printer.onEvent(event));
-    const onSignal = (): void => session.cancel();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
     try {
-      // One turn: its first round should see the MCP tools, so the servers get a bounded head start.
-      await workspaceTools.mcp.settle(RUN_MCP_STARTUP_MS);
-      const result = await session.send(text);
-      printer.finish(result);
-      return exitCodeFor({ ...result, denied: operatorDenied });
+      const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
+      const stdout = guardStdout();
+      const printer = createPrinter(
+        options.format,
+        { stdout: stdout.stream, stderr: process.stderr },
+        options.showThinking,
+        session.id,
+      );
+      session.on((event) => printer.onEvent(event));
+      const onSignal = (): void => session.cancel();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        // One turn: its first round should see the MCP tools, so the servers get a bounded head start.
+        await workspaceTools.mcp.settle(RUN_MCP_STARTUP_MS);
+        const result = await session.send(text);
+        printer.finish(result);
+        const code = exitCodeFor({ ...result, denied: operatorDenied });
+        // REL-11: output that did not reach stdout makes the run a failure (the turn is saved).
+        return stdout.failure && code === 0 ? 2 : code;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      session.release();
     }
   }
 }
@@ -105,19 +112,6 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** stdout that stops writing quietly when the reader went away (`crystal run … | head`). */
-function guardedStdout(): NodeJS.WritableStream & { isTTY?: boolean } {
-  let closed = false;
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') closed = true;
-    else throw error;
-  });
-  return {
-    isTTY: process.stdout.isTTY,
-    write: (chunk: string) => (closed ? true : process.stdout.write(chunk)),
-  } as unknown as NodeJS.WritableStream & { isTTY?: boolean };
 }
 
 /**
@@ -131,23 +125,6 @@ async function withImages(session: Session, prompt: string, paths: readonly stri
       `Model '${session.model}' of provider '${session.provider}' does not declare imageInput; --image needs a model with "imageInput": true in its catalog entry.`,
     );
   }
-  const markers: string[] = [];
-  for (const [index, path] of paths.entries()) {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(resolve(path));
-    } catch (error) {
-      throw new UsageError(
-        `--image ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
-      );
-    }
-    try {
-      const attached = await session.attachments.attach(bytes, { name: basename(path), draft: true });
-      markers.push(taggedMarker(attached.number));
-    } catch (error) {
-      if (error instanceof ImageError) throw new UsageError(`--image ${path} (image ${index + 1}): ${error.message}`);
-      throw error;
-    }
-  }
-  return `${prompt}\n\n${markers.join(' ')}`;
+  // REL-10: regular files within the size limit only, the whole batch validated before any is stored.
+  return attachImageFiles(session, prompt, paths);
 }

@@ -8,6 +8,8 @@ export interface OutputStreams {
 }
 
 export function exitCodeFor(result: TurnResult): number {
+  // REL-3: a turn that never reached the disk is a failure whatever the model did.
+  if (result.saveError) return 2;
   return exitCodeForStop(result.stopReason, result.denied);
 }
 
@@ -36,6 +38,7 @@ export function resultObject(result: TurnResult): Record<string, unknown> {
     toolCalls: result.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, status: c.status })),
     retries: result.retries,
     ...(result.error ? { error: result.error.message } : {}),
+    ...(result.saveError ? { saved: false, saveError: result.saveError } : {}),
   };
 }
 
@@ -66,6 +69,7 @@ function jsonPrinter(out: OutputStreams): RunPrinter {
     finish(result) {
       out.stdout.write(`${JSON.stringify(resultObject(result))}\n`);
       if (result.error) out.stderr.write(`crystal: ${result.error.message}\n`);
+      if (result.saveError) out.stderr.write(`crystal: session ${result.sessionId} was not saved: ${result.saveError.message}\n`);
     },
   };
 }
@@ -185,7 +189,8 @@ function textPrinter(out: OutputStreams, showThinking: boolean): RunPrinter {
     finish(result) {
       if (lastChar !== '\n') write('\n');
       if (result.stopReason !== 'completed') write(`[Stopped] ${result.stopReason}\n`);
-      write(`${resumeHint(result.sessionId)}\n`);
+      // REL-3: the failed save was reported on stderr (path and reason) as it happened.
+      if (!result.saveError) write(`${resumeHint(result.sessionId)}\n`);
     },
   };
 }

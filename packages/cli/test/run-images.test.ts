@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeProvider, fakeConfig, runCrystal, type TempHome, tempHome } from '@crystal/testkit';
@@ -223,5 +224,58 @@ describe('an image the provider refuses', () => {
     const id = JSON.parse(first.stdout).sessionId;
     const later = await runCrystal(['run', '--format', 'json', '--resume', id, 'next'], { home: home.path });
     expect(later.code).toBe(0);
+  });
+
+  it('REL-10 a symlink to /dev/zero, a FIFO and a folder are refused at once, before any read or request', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'never' }] });
+    home = tempHome(imageConfig('anthropic'));
+    const zero = join(dir, 'zero.png');
+    rmSync(zero, { force: true });
+    symlinkSync('/dev/zero', zero);
+    const fifo = join(dir, 'pipe.png');
+    rmSync(fifo, { force: true });
+    execFileSync('mkfifo', [fifo]);
+    const folder = mkdtempSync(join(dir, 'folder-'));
+    const cases: [string, RegExp][] = [
+      [zero, /is a character device, not an image file/],
+      [fifo, /is a named pipe \(FIFO\), not an image file/],
+      [folder, /is a folder, not an image file/],
+    ];
+    for (const [path, reason] of cases) {
+      const result = await runCrystal(['run', '--image', path, 'look'], { home: home.path, timeoutMs: 20_000 });
+      expect(result.signal, path).toBeNull();
+      expect(result.code, path).toBe(1);
+      expect(result.stderr, path).toMatch(reason);
+      expect(result.stderr, path).toContain(`--image ${path}`);
+    }
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('REL-10 a file over images.maxImageBytes is refused from its size, before it is read', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'never' }] });
+    const config = imageConfig('anthropic');
+    home = tempHome({ ...config, images: { maxImageBytes: 1000 } });
+    const big = join(dir, 'big.png');
+    writeFileSync(big, Buffer.concat([png, Buffer.alloc(2000)]));
+    const result = await runCrystal(['run', '--image', big, 'look'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /--image .*big\.png: is [\d.]+ KiB, larger than the 1000 bytes an image may have \(images\.maxImageBytes\)/,
+    );
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('REL-10 a batch with a bad member stores none of its images', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'never' }] });
+    home = tempHome(imageConfig('anthropic'));
+    writeFileSync(join(dir, 'cut2.png'), png.subarray(0, Math.floor(png.length / 2)));
+    const result = await runCrystal(['run', '--image', join(dir, 'a.png'), '--image', join(dir, 'cut2.png'), 'look'], {
+      home: home.path,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cut2.png (image 2)');
+    expect(fake.requests).toHaveLength(0);
+    const media = join(home.path, 'media');
+    expect(existsSync(media) ? readdirSync(media) : []).toEqual([]);
   });
 });

@@ -26,6 +26,8 @@ import { persistPreferences, resolveModelArgument } from './preferences.js';
 import type { ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
+import { UsageError } from './errors.js';
+import { fsOperatorMessage } from './fs-errors.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
@@ -592,7 +594,7 @@ export class SessionController {
     try {
       output = await this.execute(command);
     } catch (error) {
-      output = { kind: 'error', text: error instanceof Error ? error.message : String(error) };
+      output = { kind: 'error', text: fsOperatorMessage(error) };
     }
     this.emit({ type: 'command-output', command: command.raw, output });
   }
@@ -613,7 +615,7 @@ export class SessionController {
           return { kind: 'text', text: all ? 'No saved sessions.' : 'No saved sessions in this workspace.' };
         const lines = sessions.map(
           (s) =>
-            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}  ${s.title}${all ? `  (${s.workspace})` : ''}`,
+            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}  ${s.title}${all ? `  (${s.workspace})` : ''}${s.note ? `  [damaged: ${s.note}]` : ''}`,
         );
         return { kind: 'text', title: 'Sessions', text: lines.join('\n') };
       }
@@ -707,8 +709,11 @@ export class SessionController {
         return { kind: 'text', title: 'Earlier context', text: result.summary ?? 'Old tool results were cleared.' };
       }
       case 'fork': {
+        // The source of `/fork ID` is only read (no lock), so a session open elsewhere can be forked (REL-2).
         const source =
-          arg === '' ? this.active : await Session.open({ ...this.active.openOptions, resume: arg, continueLatest: false });
+          arg === ''
+            ? this.active
+            : await Session.open({ ...this.active.openOptions, resume: arg, continueLatest: false, readOnly: true });
         const id = await source.forkTo();
         await this.replace({ resume: id, continueLatest: false }, true);
         return { kind: 'text', text: `Forked to ${id}; the source session is unchanged.` };
@@ -762,9 +767,20 @@ export class SessionController {
 
   /** Saves the current session, then opens another in its place (clear, resume, fork). */
   private async replace(overrides: Partial<SessionOptions>, replayed: boolean): Promise<void> {
-    await this.active.save().catch(() => undefined);
-    const next = await Session.open({ ...this.active.openOptions, ...overrides });
+    // REL-3: a conversation that cannot be saved is not dropped by switching away from it.
+    if (this.active.history().length > 0) {
+      try {
+        await this.active.save();
+      } catch (error) {
+        throw new UsageError(
+          `${(error as Error).message} Not switching sessions, so this conversation is not lost; /fork keeps a copy of it.`,
+        );
+      }
+    }
+    const next = await Session.open({ ...this.active.openOptions, ...overrides, readOnly: false });
+    const previous = this.active;
     this.unsubscribe();
+    previous.release();
     this.active = next;
     this.unsubscribe = next.on(this.forward);
     // BTW-11: /clear, /resume and /fork drop the side thread (and unsent `!cmd` output).
@@ -826,9 +842,13 @@ export class SessionController {
     try {
       if (this.active.history().length > 0) await this.active.save();
     } finally {
-      await this.tools?.close();
+      try {
+        await this.tools?.close();
+      } finally {
+        this.unsubscribe();
+        this.active.release();
+        this.tools?.containment.close();
+      }
     }
-    this.unsubscribe();
-    this.tools?.containment.close();
   }
 }

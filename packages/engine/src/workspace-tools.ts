@@ -16,6 +16,7 @@ import {
 } from './approval/index.js';
 import { bashTimeoutMs } from './bash-timeout.js';
 import { childEnvironment } from './child-env.js';
+import { configWarnings } from './config/load.js';
 import { type Containment, createContainment } from './containment.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
@@ -182,7 +183,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     policy,
     todos,
     mapException: builtinExceptionMapper,
-    notes: [...(containment.note ? [containment.note] : []), ...external.notes, ...mcp.notes],
+    // REL-12: unknown config keys are shown with the start-up notes, once.
+    notes: [...configWarnings(options.config), ...(containment.note ? [containment.note] : []), ...external.notes, ...mcp.notes],
     containment,
     mcp,
     startMcp: () => mcp.manager?.start(),

@@ -75,7 +75,12 @@ describe('compaction inside the session', () => {
 
   it('COMPACT-2 one failed compaction still over budget stops the turn with context_overflow', async () => {
     const { controller, fake, events } = await open([{ text: 'never' }], [], 3000);
-    await send(controller, `a huge message ${'word '.repeat(3000)}`);
+    // REL-9 refuses a message that cannot fit at all; its note names the system prompt's share,
+    // so this one fits the window (3,000 - 500 for the reply) but not the compaction limit (2,400).
+    await send(controller, 'x'.repeat(20_000));
+    const refusal = events.find((e) => e.type === 'error') as { message: string };
+    const system = Number(/([\d,]+) for the system prompt/.exec(refusal.message)?.[1]?.replace(/,/g, ''));
+    await send(controller, 'w'.repeat((2500 - system - 10) * 4));
     expect(fake.requests).toHaveLength(0);
     expect(events.find((e) => e.type === 'turn-finished')).toMatchObject({ result: { stopReason: 'context_overflow' } });
   });
