@@ -1,7 +1,15 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { assembleWorkspaceTools, ImageError, loadConfig, resolveHome, Session, taggedMarker, UsageError } from '@crystal/engine';
+import {
+  ImageError,
+  imageMarker,
+  loadConfig,
+  type MarkerSpan,
+  resolveHome,
+  SessionController,
+  UsageError,
+} from '@crystal/engine';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
 
@@ -15,30 +23,9 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
   const config = loadConfig(home);
-  // A call that would ask the operator is denied, and the question tool is dismissed (CLI-2).
-  let operatorDenied = false;
-  let sessionId = '';
-  let imageInput = false;
-  const workspaceTools = await assembleWorkspaceTools({
-    home,
-    workspace,
-    config,
-    mode: options.plan ? 'plan' : 'work',
-    approval: options.approval,
-    bashTimeoutSeconds: options.bashTimeoutSeconds,
-    sessionId: () => sessionId,
-    imageInput: () => imageInput,
-    askQuestion: async () => {
-      operatorDenied = true;
-      return 'dismissed';
-    },
-    onDecided: (outcome) => {
-      if (outcome.by === 'unattended' || outcome.by === 'deny') operatorDenied = true;
-    },
-    onNote: (text) => process.stderr.write(`${text}\n`),
-  });
-  for (const note of workspaceTools.notes) process.stderr.write(`${note}\n`);
-  const session = await Session.open({
+  // `run` is a surface over the controller face the terminal and the page drive (DESIGN.md):
+  // admission, neutralising typed markers, saving and follow-ups are the engine's.
+  const controller = await SessionController.open({
     home,
     workspace,
     config,
@@ -48,28 +35,34 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     limits: options.limits,
     resume: options.resume,
     continueLatest: options.continue,
-    mode: options.plan ? 'plan' : 'work',
-    tools: workspaceTools.tools,
-    policy: workspaceTools.policy,
-    mapException: workspaceTools.mapException,
+    plan: options.plan,
+    approval: options.approval,
+    bashTimeoutSeconds: options.bashTimeoutSeconds,
+    // CLI-2: a call that would ask the operator is denied, and the question tool is dismissed.
+    unattended: true,
+    // A turn a crash left open is closed by this prompt (its calls get "interrupted"), not continued.
+    continueInterrupted: false,
   });
-  sessionId = session.id;
-  imageInput = session.imageInput;
-  const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
+  const session = controller.session;
+  const { text, spans } = options.images.length > 0 ? await withImages(controller, prompt, options.images) : { text: prompt, spans: [] };
   const printer = createPrinter(
     options.format,
     { stdout: guardedStdout(), stderr: process.stderr },
     options.showThinking,
     session.id,
   );
-  session.on((event) => printer.onEvent(event));
-  const onSignal = (): void => session.cancel();
+  let operatorDenied = false;
+  controller.on((event) => {
+    if (event.type === 'unattended-refusal') operatorDenied = true;
+    printer.onEvent(event);
+  });
+  const onSignal = (): void => void controller.ctrlC(true);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const result = await session.send(text);
+    const result = await controller.sendOnce(text, spans);
     printer.finish(result);
-    return exitCodeFor({ ...result, denied: operatorDenied });
+    return exitCodeFor({ ...result, denied: result.denied || operatorDenied });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -98,16 +91,22 @@ function guardedStdout(): NodeJS.WritableStream & { isTTY?: boolean } {
 
 /**
  * `--image PATH` (repeatable): each file is validated and stored in order through the session's
- * attachment seam, and its marker is appended to the prompt, so the model gets the images in
- * the order given (IMG-1). A refused image stops the run before any request (exit 1).
+ * attachment seam, and its marker is appended to the prompt as an attached span, so the model
+ * gets the images in the order given (IMG-1). A refused image stops the run before any request (exit 1).
  */
-async function withImages(session: Session, prompt: string, paths: readonly string[]): Promise<string> {
+async function withImages(
+  controller: SessionController,
+  prompt: string,
+  paths: readonly string[],
+): Promise<{ text: string; spans: MarkerSpan[] }> {
+  const session = controller.session;
   if (!session.imageInput) {
     throw new UsageError(
       `Model '${session.model}' of provider '${session.provider}' does not declare imageInput; --image needs a model with "imageInput": true in its catalog entry.`,
     );
   }
-  const markers: string[] = [];
+  let text = `${prompt}\n\n`;
+  const spans: MarkerSpan[] = [];
   for (const [index, path] of paths.entries()) {
     let bytes: Buffer;
     try {
@@ -118,12 +117,14 @@ async function withImages(session: Session, prompt: string, paths: readonly stri
       );
     }
     try {
-      const attached = await session.attachments.attach(bytes, { name: basename(path), draft: true });
-      markers.push(taggedMarker(attached.number));
+      const attached = await controller.attachments.attach(bytes, { name: basename(path), draft: true });
+      if (index > 0) text += ' ';
+      spans.push({ start: text.length, number: attached.number });
+      text += imageMarker(attached.number);
     } catch (error) {
       if (error instanceof ImageError) throw new UsageError(`--image ${path} (image ${index + 1}): ${error.message}`);
       throw error;
     }
   }
-  return `${prompt}\n\n${markers.join(' ')}`;
+  return { text, spans };
 }

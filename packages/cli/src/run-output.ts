@@ -1,5 +1,5 @@
 /** Maps engine events onto stdout/stderr for `crystal run` in its three formats (CLI-2). */
-import type { EngineEvent, StopReason, TurnResult } from '@crystal/engine';
+import type { ControllerEvent, StopReason, TurnResult } from '@crystal/engine';
 import type { RunFormat } from './run-options.js';
 
 export interface OutputStreams {
@@ -44,7 +44,7 @@ export function resumeHint(sessionId: string): string {
 }
 
 export interface RunPrinter {
-  onEvent(event: EngineEvent): void;
+  onEvent(event: ControllerEvent): void;
   finish(result: TurnResult): void;
 }
 

@@ -9,7 +9,10 @@ import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseComma
 import type { EngineEvent, TurnResult } from './events.js';
 import type { ToolContext } from '@crystal/core';
 import type { ApprovalAnswer, ApprovalCard, ApprovalMode, ApprovalRequest, AutoPassCard } from './approval/index.js';
-import { Session, type SessionOptions } from './session.js';
+import { Session, type SessionOptions, type TurnHooks } from './session.js';
+import { type MarkerSpan, taggedMarker, taggedMarkerNumbers } from './images/index.js';
+import { submittedText } from './message-admission.js';
+import { UsageError } from './errors.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
 import { catalogOf } from './catalog.js';
@@ -42,7 +45,9 @@ export type ControllerEvent =
   | { readonly type: 'question-resolved'; readonly id: number }
   | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string }
   | { readonly type: 'mode-changed'; readonly mode: 'plan' | 'work' }
-  | { readonly type: 'todos'; readonly items: readonly TodoItem[] };
+  | { readonly type: 'todos'; readonly items: readonly TodoItem[] }
+  /** An unattended session refused what would have asked the operator (exit code 4 in `run`). */
+  | { readonly type: 'unattended-refusal'; readonly what: 'approval' | 'question'; readonly tool: string };
 
 export type ControllerListener = (event: ControllerEvent) => void;
 
@@ -68,6 +73,13 @@ export interface ControllerOptions extends Omit<SessionOptions, 'tools' | 'polic
   readonly bashTimeoutSeconds?: number | null | undefined;
   /** Extra tools appended to the catalog (in-process tools of an embedding host, tests). */
   readonly extraTools?: readonly import('@crystal/core').ToolDefinition[];
+  /**
+   * No operator (`crystal run`, CLI-2): a call that would ask is denied with the normal
+   * rejection and the question tool is dismissed; each is published as `unattended-refusal`.
+   */
+  readonly unattended?: boolean | undefined;
+  /** Whether a turn a crash interrupted goes on at open (default true; `run` closes it instead). */
+  readonly continueInterrupted?: boolean | undefined;
 }
 
 /** What Ctrl+C did (QUEUE-12, QUEUE-13); clearing the composer is the surface's part. */
@@ -100,6 +112,7 @@ export class SessionController {
    */
   static async open(options: ControllerOptions): Promise<SessionController> {
     const holder: { controller?: SessionController } = {};
+    const unattended = options.unattended === true;
     const tools = await assembleWorkspaceTools({
       home: options.home,
       workspace: options.workspace,
@@ -107,8 +120,19 @@ export class SessionController {
       mode: options.plan ? 'plan' : 'work',
       approval: options.approval,
       bashTimeoutSeconds: options.bashTimeoutSeconds,
-      askApproval: (request) => (holder.controller as SessionController).askApproval(request),
-      askQuestion: (questions, context) => (holder.controller as SessionController).askQuestion(questions, context),
+      ...(unattended
+        ? {
+            onDecided: (outcome) => {
+              if (outcome.by === 'unattended')
+                holder.controller?.emit({ type: 'unattended-refusal', what: 'approval', tool: outcome.call.name });
+            },
+          }
+        : { askApproval: (request) => (holder.controller as SessionController).askApproval(request) }),
+      askQuestion: async (questions, context) => {
+        if (!unattended) return (holder.controller as SessionController).askQuestion(questions, context);
+        holder.controller?.emit({ type: 'unattended-refusal', what: 'question', tool: 'question' });
+        return 'dismissed';
+      },
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
       onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
       onNote: (text) => holder.controller?.emit({ type: 'note', text }),
@@ -130,7 +154,7 @@ export class SessionController {
     tools.todos.onChange((items) => controller.emit({ type: 'todos', items }));
     // Beyond the peers: a turn a crash interrupted (say, while an approval was pending) goes on
     // where it stopped; the approval is asked again instead of being lost.
-    if (session.danglingCalls().length > 0) {
+    if (options.continueInterrupted !== false && session.danglingCalls().length > 0) {
       controller.resumePending = true;
       queueMicrotask(() => {
         controller.emit({ type: 'note', text: 'Continuing the turn that was interrupted; pending approvals are asked again.' });
@@ -315,8 +339,10 @@ export class SessionController {
    * QUEUE-2); an empty Enter with queued follow-ups interrupts so the queue goes now (QUEUE-4),
    * and does nothing with an empty queue (QUEUE-5). Slash commands follow their phase.
    */
-  submit(text: string): void {
+  submit(typed: string, spans: readonly MarkerSpan[] = []): void {
     this.ctrlCArmed = false;
+    // IMG-3/IMG-4: the one place typed text becomes transcript text, for every surface.
+    const text = submittedText(typed, spans);
     if (text.trim() === '') {
       if (!this.queueItems.some((i) => i.kind === 'message')) return;
       if (this.current === 'idle') this.pump();
@@ -433,7 +459,7 @@ export class SessionController {
           this.setActivity('turn');
           this.turnRunning = true;
           try {
-            await this.active.resumeInterrupted({ takeFollowUps: () => this.takeMessages() });
+            await this.active.resumeInterrupted(this.turnHooks());
           } catch (error) {
             this.emit({ type: 'error', message: (error as Error).message });
           } finally {
@@ -460,11 +486,69 @@ export class SessionController {
     })();
   }
 
+  /**
+   * IMG-7: the image numbers the surface's composer holds now. When idle, the unsent images
+   * that neither the composer nor a queued message holds are discarded at once; during a turn
+   * they are discarded when the next message is admitted, unless the composer got them back.
+   */
+  composerImages(numbers: readonly number[]): void {
+    this.composerHeld = [...numbers];
+    if (this.current !== 'idle' || this.running) return;
+    const held = [...this.heldImages()].map(taggedMarker).join(' ');
+    void this.active.attachments.registry.discardDeleted(held).catch(() => undefined);
+  }
+
+  private composerHeld: number[] = [];
+
+  /** Images still held by the composer or a queued message (never discarded by admission). */
+  private heldImages(): Set<number> {
+    const held = new Set(this.composerHeld);
+    for (const item of this.queueItems) if (item.kind === 'message') for (const n of taggedMarkerNumbers(item.text)) held.add(n);
+    return held;
+  }
+
+  private turnHooks(): TurnHooks {
+    return { takeFollowUps: () => this.takeMessages(), stillHeld: () => this.heldImages() };
+  }
+
+  /**
+   * One message, one turn, its result (the face `crystal run` drives): the same admission,
+   * saving and follow-up rules as `submit`; a refusal before any request (MODEL-1) is thrown.
+   */
+  async sendOnce(typed: string, spans: readonly MarkerSpan[] = []): Promise<TurnResult> {
+    await this.whenIdle();
+    if (this.quitting) throw new UsageError('The session is closing; nothing more is sent.');
+    const text = submittedText(typed, spans);
+    type Outcome = { readonly result: TurnResult } | { readonly error: unknown };
+    let outcome = { error: new Error('The turn did not run.') } as Outcome;
+    const work = (async () => {
+      this.setActivity('turn');
+      this.turnRunning = true;
+      try {
+        outcome = { result: await this.active.send(text, this.turnHooks()) };
+      } catch (error) {
+        outcome = { error };
+      } finally {
+        this.turnRunning = false;
+        this.setActivity('idle');
+      }
+    })();
+    this.running = work;
+    try {
+      await work;
+    } finally {
+      this.running = undefined;
+    }
+    const settled = outcome as Outcome;
+    if ('error' in settled) throw settled.error;
+    return settled.result;
+  }
+
   private async runTurn(text: string): Promise<TurnResult | undefined> {
     this.setActivity('turn');
     this.turnRunning = true;
     try {
-      return await this.active.send(text, { takeFollowUps: () => this.takeMessages() });
+      return await this.active.send(text, this.turnHooks());
     } catch (error) {
       // A refusal before the request (an image for a text-only model, …) is reported, not thrown.
       this.emit({ type: 'error', message: (error as Error).message });

@@ -207,7 +207,6 @@ describe('follow-up queue and commands', () => {
     await controller.whenIdle();
     const source = controller.session.id;
     const before = SessionFiles.load(home, source).state.archive.length;
-    console.log('DBG', before, controller.session.history().length, JSON.stringify(controller.session.history()));
     controller.submit('/fork');
     await controller.whenIdle();
     expect(controller.session.id).not.toBe(source);

@@ -1,5 +1,5 @@
 /** The terminal's intents, carried out on the session controller. */
-import { type SessionController, tagAttachedSpans, taggedMarker } from '@crystal/engine';
+import type { SessionController } from '@crystal/engine';
 import type { Intents } from '@crystal/tui';
 import { type AttachmentsFace, type ClipboardReader, pasteClipboardImage } from './clipboard.js';
 
@@ -22,10 +22,8 @@ export interface IntentOptions {
 export function controllerIntents(options: IntentOptions): Intents {
   const { controller } = options;
   return {
-    submit(text, spans) {
-      // IMG-4: only the attached spans get the provenance prefix; typed look-alikes stay plain.
-      controller.submit(spans.length > 0 ? tagAttachedSpans(text, spans) : text);
-    },
+    // IMG-3/IMG-4: the controller tags the attached spans and neutralises typed look-alikes.
+    submit: (text, spans) => controller.submit(text, spans),
     ctrlC: (composerEmpty) => controller.ctrlC(composerEmpty),
     togglePlan: () => void controller.togglePlan(),
     answerApproval: (id, answer) => void controller.answerApproval(id, answer),
@@ -33,12 +31,8 @@ export function controllerIntents(options: IntentOptions): Intents {
     pasteImage: () => pasteClipboardImage(attachmentsOf(controller), options.readClipboard),
     cancelSide: () => void controller.cancelSide(),
     clearSideThread: () => controller.clearSideThread(),
-    imagesChanged(numbers) {
-      // IMG-7: a deleted, unsent image is discarded at once when idle (at submit during a turn).
-      if (controller.activity !== 'idle') return;
-      const registry = attachmentsOf(controller)?.registry;
-      void registry?.discardDeleted(numbers.map(taggedMarker).join(' ')).catch(() => undefined);
-    },
+    // IMG-7: the controller discards a deleted, unsent image at once when idle, at admission during a turn.
+    imagesChanged: (numbers) => controller.composerImages(numbers),
     remember: options.remember,
   };
 }
