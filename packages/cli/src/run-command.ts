@@ -44,7 +44,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     continueInterrupted: false,
   });
   const session = controller.session;
-  const { text, spans } = options.images.length > 0 ? await withImages(controller, prompt, options.images) : { text: prompt, spans: [] };
+  const { text, spans } =
+    options.images.length > 0 ? await withImages(controller, prompt, options.images) : { text: prompt, spans: [] };
   const printer = createPrinter(
     options.format,
     { stdout: guardedStdout(), stderr: process.stderr },

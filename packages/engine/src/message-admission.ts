@@ -12,7 +12,14 @@
  *    still come from: this message, the messages still queued, and the composer.
  * 4. IMG-12: the images the message carries stop being drafts, so the next save persists them.
  */
-import { type ImageInputModel, type MarkerSpan, requireImageInput, tagAttachedSpans, taggedMarker, taggedMarkerNumbers } from './images/index.js';
+import {
+  type ImageInputModel,
+  type MarkerSpan,
+  requireImageInput,
+  tagAttachedSpans,
+  taggedMarker,
+  taggedMarkerNumbers,
+} from './images/index.js';
 
 /** The registry face admission needs (the session's `ImageRegistry`). */
 export interface DraftRegistry {

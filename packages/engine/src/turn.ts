@@ -262,7 +262,11 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
         if (!error.lastError) return outcome(error.stop);
         const message = `${error.lastError.message} (not retried: the turn's model call budget is spent)`;
         input.publish({ type: 'note', text: message });
-        return outcome(error.stop, { message, kind: error.lastError.kind, ...(error.lastError.status !== undefined ? { status: error.lastError.status } : {}) });
+        return outcome(error.stop, {
+          message,
+          kind: error.lastError.kind,
+          ...(error.lastError.status !== undefined ? { status: error.lastError.status } : {}),
+        });
       }
       const provider = isProviderError(error) ? error : undefined;
       const message = provider ? provider.message : (error as Error).message;
