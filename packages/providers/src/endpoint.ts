@@ -35,6 +35,8 @@ export interface ClientOptions {
   readonly fetch?: typeof fetch;
   /** Idle timeout of one request, in milliseconds. */
   readonly timeoutMs?: number;
+  /** Debug notes of the wire (an inferred finish, …); nothing is written when absent. */
+  readonly debug?: (text: string) => void;
 }
 
 /** `baseUri` with exactly one trailing slash, then `path` appended. */

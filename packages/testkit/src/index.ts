@@ -3,3 +3,4 @@ export * from './wire.js';
 export * from './fake-provider.js';
 export * from './wires/index.js';
 export * from './harness.js';
+export * from './recorded-server.js';
