@@ -206,10 +206,20 @@ describe('two transcripts', () => {
           ],
         },
         { text: 'ok' },
+        { text: 'a2' },
+        { text: SUMMARY },
       ],
       [echoTool],
     );
     await send(controller, 'go');
+    await send(controller, 'q2');
+    // Compaction summarises the tool turn away from the model context; the archive keeps it.
+    await send(controller, '/compact');
+    const calls = (messages: readonly { content: readonly { type: string }[] }[]) =>
+      messages.flatMap((m) => m.content).filter((p) => p.type === 'tool-call').length;
+    expect(calls(controller.session.history())).toBe(2);
+    expect(controller.session.snapshot().contextMessages).toBeLessThan(controller.session.snapshot().archiveMessages);
+    expect(JSON.stringify(fake?.requests.at(-1)?.body)).toContain('<conversation>');
     await send(controller, '/stats');
     expect(events.filter((e) => e.type === 'command-output').at(-1)).toMatchObject({
       output: { text: expect.stringMatching(/echo\s+2\s+100%/) },
