@@ -270,6 +270,21 @@ describe('crystal run with tools and approval', () => {
     ]);
   });
 
+  it('BASH-1 --bash-timeout and bashTimeoutSeconds reach the bash tool that crystal run runs', async () => {
+    const bashCall = { toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: 'sleep 5' } }] };
+    const { home, fake } = await setup([bashCall, { text: 'flag done' }, bashCall, { text: 'config done' }], {
+      bashTimeoutSeconds: 600,
+    });
+    const ws = tempDir('crystal-ws-');
+    const byFlag = await runCrystal(['run', '--approval', 'full', '--bash-timeout', '1', '-w', ws, 'slow'], { home: home.path });
+    expect(byFlag.code).toBe(0);
+    expect(JSON.stringify(fake.requests[1]?.body)).toContain('The command timed out after 1 second');
+    home.writeConfig(fakeConfig(fake.baseUri, { bashTimeoutSeconds: 1 }));
+    const byConfig = await runCrystal(['run', '--approval', 'full', '-w', ws, 'slow'], { home: home.path });
+    expect(byConfig.code).toBe(0);
+    expect(JSON.stringify(fake.requests[3]?.body)).toContain('The command timed out after 1 second');
+  });
+
   it('APPR-1 --approval edit lets a workspace write pass; reads always pass', async () => {
     const { home } = await setup([
       { toolCalls: [{ id: 'w1', name: 'write', arguments: { path: 'out.txt', contents: 'hello' } }] },
