@@ -131,6 +131,33 @@ describe('a follow-up sent after a tool batch is admitted like the message that 
   });
 });
 
+describe('the message that starts a turn', () => {
+  it('MODEL-1 a text-only model refuses a message with an attached image at submit: an error naming it, no request', async () => {
+    const { controller, fake, events } = await open([{ text: 'never' }], { imageInput: false });
+    const attached = await controller.attachments.attach(png, { name: 'green.png' });
+    controller.submit(`look at ${imageMarker(attached.number)}`, [{ start: 8, number: attached.number }]);
+    await controller.whenIdle();
+    expect(fake.requests).toHaveLength(0);
+    const errors = events.filter((e) => e.type === 'error').map((e) => (e as { message: string }).message);
+    expect(errors).toEqual([expect.stringContaining(`does not accept images`)]);
+    expect(controller.session.history()).toEqual([]);
+  });
+
+  it('IMG-7 an unsent image deleted from the composer while idle is discarded at once', async () => {
+    const { controller, fake, events } = await open([{ text: 'nothing to see' }], { imageInput: true });
+    const attached = await controller.attachments.attach(png, { name: 'gone.png' });
+    controller.composerImages([attached.number]);
+    controller.composerImages([]);
+    await controller.whenIdle();
+    // Typed back by hand, the marker finds no image: nothing is sent, and one note says why.
+    controller.submit(`${imageMarker(attached.number)} here?`, [{ start: 0, number: attached.number }]);
+    await controller.whenIdle();
+    expect(imagesIn(fake.requests[0]?.body)).toBe(0);
+    const notes = events.filter((e) => e.type === 'note').map((e) => (e as { text: string }).text);
+    expect(notes).toContainEqual(expect.stringContaining(`[Image #${attached.number}] is not sent`));
+  });
+});
+
 describe('IMG-7 a queued message discards only the images deleted from the composer', () => {
   it("IMG-7 an image pasted into the composer while a queued message waits survives that message's turn and is sent with the next", async () => {
     const { controller, fake, events } = await open(
