@@ -53,6 +53,7 @@ export const MUTATIONS = [
   {
     id: 'IMG-7',
     file: 'packages/engine/src/message-admission.ts',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: this is the source text of a template literal
     find: "  await options.registry.discardDeleted(held === '' ? text : `${text} ${held}`);",
     replace: '  await options.registry.discardDeleted(text);',
     test: ['packages/engine/test/message-paths.test.ts', '-t', 'IMG-7'],
@@ -141,7 +142,9 @@ function build() {
 
 const wanted = new Set(process.argv.slice(2));
 let uncaught = 0;
-let built = false;
+/** Whether the bundle was built from the unbroken tree (a broken build must be redone before a baseline). */
+let cleanBuild = false;
+let dirtyBuild = false;
 for (const m of MUTATIONS) {
   if (wanted.size > 0 && !wanted.has(m.id)) continue;
   const path = join(root, m.file);
@@ -157,9 +160,9 @@ for (const m of MUTATIONS) {
   let caught = false;
   let error;
   // The named test must pass on the unbroken tree, or a red run proves nothing.
-  if (m.build && !built) {
+  if (m.build && !cleanBuild) {
     build();
-    built = true;
+    cleanBuild = true;
   }
   const baseline = run('npx', ['vitest', 'run', ...m.test]);
   if (baseline.status !== 0) {
@@ -170,8 +173,9 @@ for (const m of MUTATIONS) {
   try {
     writeFileSync(path, original.replace(m.find, m.replace));
     if (m.build) {
+      cleanBuild = false;
+      dirtyBuild = true;
       build();
-      built = true;
     }
     const result = run('npx', ['vitest', 'run', ...m.test]);
     caught = result.status !== 0;
@@ -185,5 +189,5 @@ for (const m of MUTATIONS) {
     `${JSON.stringify({ id: m.id, file: m.file, test: m.test.join(' '), caught, ...(error ? { error } : {}) })}\n`,
   );
 }
-if (built) build();
+if (dirtyBuild && !cleanBuild) build();
 process.exitCode = uncaught > 0 ? 1 : 0;
