@@ -282,7 +282,8 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
       usage = addUsage(usage, result.usage);
       lastReported = result.usage.inputTokens + result.usage.outputTokens;
     }
-    text += result.text;
+    // The turn's text keeps its rounds apart (a paragraph break), as the transcript shows them.
+    text = text === '' || result.text === '' ? text + result.text : `${text}\n\n${result.text}`;
     input.publish({ type: 'round-closed', round, finish: result.finish.raw, ...(result.usage ? { usage: result.usage } : {}) });
 
     // FIN-1..4: the finish-reason gate runs before any tool.

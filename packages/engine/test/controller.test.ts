@@ -256,7 +256,10 @@ describe('preference and export commands', () => {
   });
 
   it('CORE-3 TUI-5 /model switches the client: the next request goes to the new model', async () => {
-    fake = await FakeProvider.start({ replies: [{ text: 'from the first' }, { text: 'from the second' }], whenExhausted: 'error' });
+    fake = await FakeProvider.start({
+      replies: [{ text: 'from the first' }, { text: 'from the second' }],
+      whenExhausted: 'error',
+    });
     const config = fakeConfig(fake.baseUri) as Config;
     const fakeProvider = config.providers?.fake;
     if (fakeProvider) Object.assign(fakeProvider.models, { 'second-model': { contextWindow: 64000, maxTokens: 2048 } });
@@ -273,4 +276,3 @@ describe('preference and export commands', () => {
     expect(controller.session.model).toBe('second-model');
   });
 });
-
