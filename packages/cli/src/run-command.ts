@@ -57,9 +57,11 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     if (event.type === 'unattended-refusal') operatorDenied = true;
     printer.onEvent(event);
   });
+  // SIGINT, SIGTERM and SIGHUP (a closed terminal) interrupt the turn, which is then saved (REL-1).
   const onSignal = (): void => void controller.ctrlC(true);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  process.once('SIGHUP', onSignal);
   try {
     const result = await controller.sendOnce(text, spans);
     printer.finish(result);
@@ -67,6 +69,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
   }
 }
 

@@ -23,6 +23,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 let fake: FakeProvider | undefined;
 let home: TempHome | undefined;
 let child: ChildProcess | undefined;
+/** What the running `crystal run` wrote to stdout so far. */
+let output = '';
 afterEach(async () => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   child = undefined;
@@ -43,7 +45,10 @@ async function startRun(replies: FakeReply[], args: readonly string[], workspace
     cwd: workspace,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout?.resume();
+  output = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
   child.stderr?.resume();
   return child;
 }
@@ -146,5 +151,22 @@ describe('REL-1 a killed crystal run keeps what its turn committed', () => {
     } finally {
       await next.close();
     }
+  });
+
+  it('REL-1 SIGHUP (the terminal closed) interrupts the turn and saves it with the partial answer marked as interrupted', async () => {
+    const ws = tempDir('crystal-ws-');
+    const run = await startRun(
+      [{ text: 'I was saying something', textTokens: 2000, delayMs: 30 }],
+      ['--format', 'stream-json', 'talk to me'],
+      ws,
+    );
+    // The answer is streaming: its first words reached stdout.
+    await until(() => output.includes('"type":"text"'));
+    const closed = new Promise<number | null>((resolve) => run.once('close', resolve));
+    run.kill('SIGHUP');
+    expect(await closed).toBe(5);
+    const { state } = SessionFiles.load((home as TempHome).path, savedSessionId());
+    expect(roles(state.archive)).toEqual(['user', 'assistant']);
+    expect(textOf(state.archive[1]).endsWith('[Answer interrupted]')).toBe(true);
   });
 });
