@@ -1,13 +1,14 @@
 /**
  * Figures: `crystal run --format json hi` streaming a 2,000-token reply from the fake provider, against a plain-fetch
- * floor making the same request (goal: ratio ≤ 1.2); and the crystal run's peak RSS (goal: under 110 MB).
+ * floor and a node:http floor making the same request (goal: ratio ≤ 1.2 each), in a scrubbed environment, plus the
+ * fetch ratio with the caller's environment inherited beside it; and the crystal run's peak RSS (goal: under 110 MB).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compare, printFigure, rssFigure, runCount, timeFigure } from './lib/harness.mjs';
+import { compare, inheritedNote, printFigure, rssFigure, runCount, timeFigure } from './lib/harness.mjs';
 
 const TOKENS = 2000;
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
@@ -49,28 +50,46 @@ try {
   const providers = { fake: { protocol: 'openai', baseUri: fake.baseUri, apiKey: 'bench-key', models } };
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ provider: 'fake', model: 'fake-model', providers }));
 
-  const result = await compare({
-    subject: {
-      argv: [process.execPath, root('packages/cli/bin/crystal.js'), 'run', '--format', 'json', 'hi'],
-      env: { CRYSTAL_HOME: dir },
-      check: (stdout) => {
-        const { stopReason, usage } = JSON.parse(stdout);
-        if (stopReason !== 'completed' || usage?.outputTokens !== TOKENS) {
-          throw new Error(`crystal run did not complete a ${TOKENS}-token reply: ${JSON.stringify({ stopReason, usage })}`);
-        }
-      },
+  const subject = {
+    argv: [process.execPath, root('packages/cli/bin/crystal.js'), 'run', '--format', 'json', 'hi'],
+    env: { CRYSTAL_HOME: dir },
+    check: (stdout) => {
+      const { stopReason, usage } = JSON.parse(stdout);
+      if (stopReason !== 'completed' || usage?.outputTokens !== TOKENS) {
+        throw new Error(`crystal run did not complete a ${TOKENS}-token reply: ${JSON.stringify({ stopReason, usage })}`);
+      }
     },
-    baseline: {
-      argv: [process.execPath, root('bench/lib/fetch-floor.mjs'), fake.baseUri, 'fake-model', 'bench-key'],
-      check: (stdout) => {
-        const out = JSON.parse(stdout);
-        if (!out.done || out.dataLines < TOKENS) throw new Error(`fetch floor read an incomplete stream: ${stdout}`);
-      },
+  };
+  const floor = (script, what) => ({
+    argv: [process.execPath, root(`bench/lib/${script}`), fake.baseUri, 'fake-model', 'bench-key'],
+    check: (stdout) => {
+      const out = JSON.parse(stdout);
+      if (!out.done || out.dataLines < TOKENS) throw new Error(`${what} floor read an incomplete stream: ${stdout}`);
     },
-    runs: runCount(8),
   });
-  printFigure(timeFigure(`run-stream: crystal run --format json (${TOKENS} tokens) vs fetch floor`, result, 1.2));
+  const runs = runCount(8);
+  // Issue 22 item 3: the headline figures run in a scrubbed environment, against both floors.
+  const result = await compare({ subject, baseline: floor('fetch-floor.mjs', 'fetch'), runs, scrubbed: true });
+  printFigure({
+    ...timeFigure(`run-stream: crystal run --format json (${TOKENS} tokens) vs fetch floor`, result, 1.2),
+    environment: 'scrubbed',
+  });
+  const http = await compare({ subject, baseline: floor('http-floor.mjs', 'node:http'), runs, scrubbed: true });
+  printFigure({
+    ...timeFigure(`run-stream: crystal run --format json (${TOKENS} tokens) vs node:http floor`, http, 1.2),
+    environment: 'scrubbed',
+  });
   printFigure(rssFigure('run-stream: crystal run peak RSS', result.subject, 110, result.runs));
+  const inherited = await compare({ subject, baseline: floor('fetch-floor.mjs', 'fetch'), runs });
+  printFigure({
+    ...timeFigure(
+      `run-stream: crystal run --format json (${TOKENS} tokens) vs fetch floor (inherited environment)`,
+      inherited,
+      1.2,
+    ),
+    environment: 'inherited',
+    inherited_variables: inheritedNote(),
+  });
 } finally {
   fake?.child.removeAllListeners('exit');
   fake?.child.kill();

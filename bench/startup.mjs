@@ -1,10 +1,13 @@
-/** Figure: `crystal --version` against a bare `node -e 0`, both one node process. Goal: ratio ≤ 1.3. */
+/**
+ * Figure: `crystal --version` against a bare `node -e 0`, both one node process, in a scrubbed environment (goal:
+ * ratio ≤ 1.3); the same pair with the caller's environment inherited is printed beside it (issue 22 item 3).
+ */
 import { fileURLToPath } from 'node:url';
-import { compare, printFigure, runCount, timeFigure } from './lib/harness.mjs';
+import { compare, inheritedNote, printFigure, runCount, timeFigure } from './lib/harness.mjs';
 
 const crystal = fileURLToPath(new URL('../packages/cli/bin/crystal.js', import.meta.url));
 
-const result = await compare({
+const pair = {
   subject: {
     argv: [process.execPath, crystal, '--version'],
     check: (stdout) => {
@@ -14,5 +17,12 @@ const result = await compare({
   baseline: { argv: [process.execPath, '-e', '0'] },
   runs: runCount(15),
   warmup: 3,
+};
+const clean = await compare({ ...pair, scrubbed: true });
+printFigure({ ...timeFigure('startup: crystal --version vs node -e 0', clean, 1.3), environment: 'scrubbed' });
+const inherited = await compare(pair);
+printFigure({
+  ...timeFigure('startup: crystal --version vs node -e 0 (inherited environment)', inherited, 1.3),
+  environment: 'inherited',
+  inherited_variables: inheritedNote(),
 });
-printFigure(timeFigure('startup: crystal --version vs node -e 0', result, 1.3));

@@ -16,9 +16,10 @@ export function runCount(fallback) {
  * Runs `cmd` once: `{ argv, env?, input?, check? }`. Resolves `{ ms, rssKiB, stdout, stderr }`.
  * Rejects when the command exits non-zero or `check(stdout, stderr)` throws.
  */
-export function runOnce(cmd, rssFile) {
-  const nodeOptions = [process.env.NODE_OPTIONS, `--require "${probe}"`].filter(Boolean).join(' ');
-  const env = { ...process.env, ...cmd.env, NODE_OPTIONS: nodeOptions, BENCH_RSS_FILE: rssFile };
+export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
+  const base = scrubbed ? scrubbedEnv() : process.env;
+  const nodeOptions = [base.NODE_OPTIONS, `--require "${probe}"`].filter(Boolean).join(' ');
+  const env = { ...base, ...cmd.env, NODE_OPTIONS: nodeOptions, BENCH_RSS_FILE: rssFile };
   rmSync(rssFile, { force: true });
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
@@ -54,24 +55,46 @@ function readRss(file) {
 }
 
 /**
+ * A clean environment for start-up figures (issue 22 item 3): only PATH, HOME and TMPDIR of the
+ * caller, so NODE_EXTRA_CA_CERTS, NODE_OPTIONS and the like (NODE_EXTRA_CA_CERTS alone adds
+ * ~28 ms to every Node start) cannot move a figure a user would not see.
+ */
+export function scrubbedEnv() {
+  const env = {};
+  for (const key of ['PATH', 'HOME', 'TMPDIR']) if (process.env[key] !== undefined) env[key] = process.env[key];
+  return env;
+}
+
+/** The caller's variables that change a Node start, for the figure beside the scrubbed one. */
+export function inheritedNote() {
+  const names = Object.keys(process.env).filter((k) => /^NODE_|^UV_|^OPENSSL_|^SSL_CERT/.test(k));
+  return names.length === 0 ? 'none' : names.sort().join(',');
+}
+
+/**
  * Runs baseline and subject `runs` times each (after `warmup` discarded pairs), sequentially and interleaved; the order
  * within a pair flips every iteration so drift and noise fall on both sides equally.
  */
-export async function compare({ subject, baseline, runs, warmup = 2 }) {
+export async function compare({ subject, baseline, runs, warmup = 2, scrubbed = false }) {
   const dir = mkdtempSync(join(tmpdir(), 'crystal-bench-'));
   const samples = { subject: [], baseline: [] };
   try {
     for (let i = 0; i < warmup + runs; i++) {
       const order = i % 2 === 0 ? ['baseline', 'subject'] : ['subject', 'baseline'];
       for (const side of order) {
-        const result = await runOnce(side === 'subject' ? subject : baseline, join(dir, `${side}.rss`));
+        const result = await runOnce(side === 'subject' ? subject : baseline, join(dir, `${side}.rss`), { scrubbed });
         if (i >= warmup) samples[side].push(result);
       }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return { runs, subject: summarize(samples.subject), baseline: summarize(samples.baseline) };
+  return {
+    runs,
+    subject: summarize(samples.subject),
+    baseline: summarize(samples.baseline),
+    samples,
+  };
 }
 
 function summarize(samples) {
@@ -85,7 +108,7 @@ function summarize(samples) {
   };
 }
 
-function median(values) {
+export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;

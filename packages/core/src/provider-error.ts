@@ -80,7 +80,9 @@ export function kindForStatus(status: number): ProviderErrorKind {
 
 /**
  * Parses `retry-after-ms` (milliseconds) or `Retry-After` (seconds or an HTTP date) into
- * milliseconds (RETRY-3). Returns undefined when neither header holds a usable value.
+ * milliseconds (RETRY-3). Returns undefined when neither header holds a usable value (REL-6:
+ * a negative number, a date in the past or anything unparsable falls back to the computed
+ * backoff; a bare number is never read as a date).
  */
 export function parseRetryAfter(get: (name: string) => string | null | undefined, now: number = Date.now()): number | undefined {
   const ms = get('retry-after-ms');
@@ -88,11 +90,15 @@ export function parseRetryAfter(get: (name: string) => string | null | undefined
     const value = Number(ms);
     if (Number.isFinite(value) && value >= 0) return Math.round(value);
   }
-  const after = get('retry-after');
-  if (after == null || after.trim() === '') return undefined;
-  const seconds = Number(after);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const after = get('retry-after')?.trim();
+  if (after == null || after === '') return undefined;
+  if (/^[+-]?[\d.]+(e[+-]?\d+)?$/i.test(after)) {
+    const seconds = Number(after);
+    return Number.isFinite(seconds) && seconds >= 0 ? Math.round(seconds * 1000) : undefined;
+  }
+  // An HTTP date names a weekday or a month; a stray token such as "soon" is not a date.
+  if (!/[a-z]{3}/i.test(after)) return undefined;
   const date = Date.parse(after);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
+  if (Number.isNaN(date) || date <= now) return undefined;
+  return date - now;
 }

@@ -9,25 +9,38 @@ export interface Clock {
   schedule(ms: number, fn: () => void): () => void;
 }
 
+/** The runtime timer maximum; a longer setTimeout fires after 1 ms, so longer waits are split (REL-6). */
+export const TIMER_MAX_MS = 2_147_483_647;
+
+/** setTimeout for any length: waits beyond the timer maximum run as a chain of shorter timers. */
+function longTimer(ms: number, fn: () => void): () => void {
+  let timer: NodeJS.Timeout;
+  let left = Math.max(0, ms);
+  const step = (): void => {
+    const now = Math.min(left, TIMER_MAX_MS);
+    left -= now;
+    timer = setTimeout(left > 0 ? step : fn, now);
+  };
+  step();
+  return () => clearTimeout(timer);
+}
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   random: () => Math.random(),
-  schedule: (ms, fn) => {
-    const timer = setTimeout(fn, Math.min(ms, 2_147_483_647));
-    return () => clearTimeout(timer);
-  },
+  schedule: (ms, fn) => longTimer(ms, fn),
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal.aborted) {
         reject(abortReason());
         return;
       }
-      const timer = setTimeout(() => {
+      const cancel = longTimer(ms, () => {
         signal.removeEventListener('abort', onAbort);
         resolve();
-      }, ms);
+      });
       const onAbort = (): void => {
-        clearTimeout(timer);
+        cancel();
         reject(abortReason());
       };
       signal.addEventListener('abort', onAbort, { once: true });

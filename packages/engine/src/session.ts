@@ -29,6 +29,7 @@ import type { Config } from './config/schema.js';
 import { resolveApiKey } from './credentials.js';
 import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
+import { clientOptionsOf } from './transport-options.js';
 import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession } from './session-store.js';
 import { buildSystemPrompt } from './prompts/system-prompt.js';
 import {
@@ -791,7 +792,7 @@ async function buildClient(
       ...(apiKey ? { apiKey } : {}),
     },
     selection.model,
-    options.clientOptions,
+    { ...clientOptionsOf(options.home, options.config, env), ...options.clientOptions },
   );
   return { client, model: selection.model };
 }

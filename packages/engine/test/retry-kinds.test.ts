@@ -1,15 +1,14 @@
 /**
  * RETRY-1 for the transport failures that have no HTTP status: a refused connection (network)
- * and a request that timed out (timeout) are retried like a 5xx. Real sockets on 127.0.0.1: the
- * first attempt goes to a closed port or to a server that never answers; the retry reaches the
- * fake provider.
+ * and a request that timed out (timeout) are retried like a 5xx. Real sockets on 127.0.0.1: a
+ * closed port, and a server that accepts and never answers (REL-5's first-byte timeout).
  */
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeProvider, fakeConfig } from '@crystal/testkit';
+import { fakeConfig } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Config, type EngineEvent, Session } from '../src/index.js';
 import { manualClock } from './helpers.js';
@@ -46,55 +45,37 @@ async function silentServer(): Promise<number> {
   return port;
 }
 
-/** The first request goes to `firstUrl` (with `init` changed by `adjust`), later ones where they were meant to. */
-function firstAttemptTo(firstUrl: string, adjust: (init: RequestInit) => RequestInit = (i) => i): typeof fetch {
-  let calls = 0;
-  return ((input: string | URL | Request, init?: RequestInit) => {
-    calls++;
-    if (calls > 1) return fetch(input, init);
-    const path = new URL(String(input)).pathname;
-    return fetch(`${firstUrl}${path}`, adjust(init ?? {}));
-  }) as typeof fetch;
-}
-
-async function turnWith(fetchFn: typeof fetch) {
-  const fake = await FakeProvider.start({ replies: [{ text: 'second attempt' }], whenExhausted: 'error' });
-  closers.push(() => fake.close());
+/** One turn against `baseUri` with two retries allowed; instant backoff waits. */
+async function turnAgainst(baseUri: string, config: Partial<Config> = {}) {
   const home = mkdtempSync(join(tmpdir(), 'crystal-retry-kinds-'));
   const session = await Session.open({
     home,
     workspace: home,
-    config: fakeConfig(fake.baseUri) as Config,
+    config: { ...(fakeConfig(baseUri) as Config), retry: { maxRetries: 2 }, ...config } as Config,
     env: {},
     clock: manualClock(),
-    clientOptions: { fetch: fetchFn },
   });
   const events: EngineEvent[] = [];
   session.on((e) => events.push(e));
   const result = await session.send('go');
-  return { result, events, fake };
+  const reasons = events.filter((e) => e.type === 'retry-scheduled').map((e) => (e.type === 'retry-scheduled' ? e.reason : ''));
+  return { result, reasons };
 }
 
 describe('RETRY-1 transport failures without a status are retried', () => {
-  it('RETRY-1 a refused connection (network) is retried and the turn completes', async () => {
+  it('RETRY-1 a refused connection (network) is retried up to the retry cap, then the turn fails', async () => {
     const port = await closedPort();
-    const { result, events, fake } = await turnWith(firstAttemptTo(`http://127.0.0.1:${port}`));
-    expect(events.filter((e) => e.type === 'retry-scheduled').map((e) => e.type === 'retry-scheduled' && e.reason)).toEqual([
-      'network',
-    ]);
-    expect(result).toMatchObject({ stopReason: 'completed', text: 'second attempt', retries: 1 });
-    expect(fake.requests).toHaveLength(1);
+    const { result, reasons } = await turnAgainst(`http://127.0.0.1:${port}/v1`);
+    expect(reasons).toEqual(['network', 'network']);
+    expect(result).toMatchObject({ stopReason: 'failed', retries: 2, modelCalls: 3, error: { kind: 'network' } });
   });
 
-  it('RETRY-1 a request that timed out (timeout) is retried and the turn completes', async () => {
+  it('RETRY-1 a request that times out (timeout) is retried up to the retry cap, then the turn fails', async () => {
     const port = await silentServer();
-    const { result, events, fake } = await turnWith(
-      firstAttemptTo(`http://127.0.0.1:${port}`, (init) => ({ ...init, signal: AbortSignal.timeout(100) })),
-    );
-    expect(events.filter((e) => e.type === 'retry-scheduled').map((e) => e.type === 'retry-scheduled' && e.reason)).toEqual([
-      'timeout',
-    ]);
-    expect(result).toMatchObject({ stopReason: 'completed', text: 'second attempt', retries: 1 });
-    expect(fake.requests).toHaveLength(1);
+    const { result, reasons } = await turnAgainst(`http://127.0.0.1:${port}/v1`, {
+      retry: { maxRetries: 2, firstByteTimeoutSeconds: 0.2 },
+    } as Partial<Config>);
+    expect(reasons).toEqual(['timeout', 'timeout']);
+    expect(result).toMatchObject({ stopReason: 'failed', retries: 2, modelCalls: 3, error: { kind: 'timeout' } });
   });
 });

@@ -54,22 +54,48 @@ export function classifyHttpError(input: HttpErrorInput): ProviderError {
 export function classifyTransportError(provider: string, error: unknown, streamStarted: boolean): ProviderError {
   const chain = causeChain(error);
   const text = chain.map((e) => `${e.name} ${e.code ?? ''} ${e.message}`).join(' | ');
+  const setup = chain.find((e) => e.name === 'TransportSetupError');
+  if (setup && !streamStarted) {
+    return new ProviderError({
+      kind: 'unknown',
+      provider,
+      message: `${provider} request failed: ${setup.message}`,
+      cause: error,
+    });
+  }
+  const certificate = chain.find((e) => e.code !== undefined && CERTIFICATE_CODES.test(e.code));
+  if (certificate && !streamStarted) {
+    // Not transient: retrying an untrusted certificate only delays the message.
+    return new ProviderError({
+      kind: 'unknown',
+      provider,
+      message: `${provider}'s TLS certificate is not trusted (${certificate.code}: ${certificate.message}). If a corporate proxy or a private CA signs it, set "caFile" in config.json or NODE_EXTRA_CA_CERTS to that CA's PEM file.`,
+      cause: error,
+    });
+  }
   let kind: ProviderErrorKind = 'network';
-  if (streamStarted) kind = 'incomplete_stream';
+  const timeout = chain.some((e) => e.name === 'TransportTimeout');
+  if (timeout) kind = 'timeout';
+  else if (streamStarted) kind = 'incomplete_stream';
   else if (/timed? ?out|ETIMEDOUT|UND_ERR_.*TIMEOUT/i.test(text)) kind = 'timeout';
   else if (chain.some(closedBeforeResponse)) kind = 'body_write_closed';
   const reason = chain.at(-1)?.message ?? String(error);
   return new ProviderError({
     kind,
     provider,
-    message: streamStarted
-      ? `${provider} stream ended early: ${reason}`
-      : kind === 'body_write_closed'
-        ? `${provider} closed the connection while the request was being sent: ${reason}`
-        : `${provider} request failed: ${reason}`,
+    message: timeout
+      ? `${provider} timed out: ${reason}`
+      : streamStarted
+        ? `${provider} stream ended early: ${reason}`
+        : kind === 'body_write_closed'
+          ? `${provider} closed the connection while the request was being sent: ${reason}`
+          : `${provider} request failed: ${reason}`,
     cause: error,
   });
 }
+
+const CERTIFICATE_CODES =
+  /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|CERT_UNTRUSTED|ERR_TLS_CERT_ALTNAME_INVALID|CERT_SIGNATURE_FAILURE)$/;
 
 function closedBeforeResponse(e: ErrorLike): boolean {
   if (e.code === 'EPIPE' || e.code === 'ECONNRESET') return true;

@@ -6,10 +6,11 @@
  */
 import type { ChatEvent, ChatRequest, ClientCapabilities, StreamingChatClient } from '@crystal/core';
 import { ProviderError } from '@crystal/core';
-import type { ClientOptions, Endpoint, ModelSettings } from './endpoint.js';
+import { type ClientOptions, DEFAULT_TIMEOUTS, type Endpoint, type ModelSettings } from './endpoint.js';
 import { flattenBatches } from './event-batches.js';
 import { abortError, type HttpErrorInput } from './http-error.js';
 import { postStream, streamFailure } from './http.js';
+import { TransportTimeout } from './transport/transport.js';
 
 /** Decodes one wire's frames into chat events. */
 export interface FrameDecoder<F> {
@@ -40,7 +41,7 @@ export abstract class WireClient<F> implements StreamingChatClient {
 
   protected abstract headers(): Record<string, string>;
   protected abstract encode(request: ChatRequest): unknown;
-  protected abstract frames(body: ReadableStream<Uint8Array>): AsyncGenerator<F[]>;
+  protected abstract frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<F[]>;
   protected abstract decoder(): FrameDecoder<F>;
   /** The vendor's own error-body mapping; the shared one when absent. */
   protected classify?(input: HttpErrorInput): ProviderError;
@@ -56,18 +57,30 @@ export abstract class WireClient<F> implements StreamingChatClient {
 
   private async *batches(request: ChatRequest, signal: AbortSignal | undefined): AsyncGenerator<ChatEvent[]> {
     const body = this.encode(request);
+    const secrets = [this.endpoint.apiKey];
+    const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TIMEOUTS.idleTimeoutMs;
     const stream = await postStream({
       provider: this.provider,
       url: this.url,
       headers: this.headers(),
       body,
       signal,
-      fetch: this.options.fetch,
+      transport: this.options.transport,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? DEFAULT_TIMEOUTS.connectTimeoutMs,
+      firstByteTimeoutMs: this.options.firstByteTimeoutMs ?? DEFAULT_TIMEOUTS.firstByteTimeoutMs,
+      idleTimeoutMs: idleMs,
+      secrets,
       classify: this.classify?.bind(this),
     });
+    // REL-5: the stream watchdog; it restarts on every batch holding a complete frame, so a
+    // server that stalls or trickles bytes without finishing an event ends as a timeout.
+    const idle = setTimeout(() => stream.destroy(new TransportTimeout('idle', idleMs, 'retry.idleTimeoutSeconds')), idleMs);
+    idle.unref();
     const decoder = this.decoder();
+    let read = false;
     try {
-      for await (const batch of this.frames(stream)) {
+      for await (const batch of this.frames(stream.body)) {
+        idle.refresh();
         if (signal?.aborted) throw abortError();
         const out: ChatEvent[] = [];
         try {
@@ -83,8 +96,15 @@ export abstract class WireClient<F> implements StreamingChatClient {
         yield out;
         if (decoder.done) break;
       }
+      read = true;
     } catch (error) {
-      throw streamFailure(this.provider, error, signal);
+      throw streamFailure(this.provider, error, signal, secrets);
+    } finally {
+      clearTimeout(idle);
+      // A stream read to its finish hands its connection back for the next request; one left
+      // early (an error, an abort, a consumer that stopped) is closed.
+      if (read) await stream.close();
+      else stream.destroy(abortError());
     }
     if (signal?.aborted) throw abortError();
     if (!decoder.finished) {

@@ -3,6 +3,7 @@
  * and headers. Every request is recorded so tests assert on what went over the wire.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { FakeReply, FakeScript } from './script.js';
 import type { WireEncoder } from './wire.js';
@@ -25,10 +26,14 @@ export interface FakeProviderOptions {
   readonly port?: number;
   /** Chooses the reply from the request itself (used when the order of requests is not fixed). */
   readonly replyFor?: (request: { readonly path: string; readonly body: unknown }) => FakeReply;
+  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
+  readonly tls?: { readonly key: string; readonly cert: string };
 }
 
 export class FakeProvider {
   readonly requests: RecordedRequest[] = [];
+  /** TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests). */
+  connections = 0;
   private readonly queue: FakeReply[];
   private last: FakeReply | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
@@ -43,6 +48,7 @@ export class FakeProvider {
   ) {
     this.queue = [...replies];
     server.on('connection', (socket) => {
+      this.connections++;
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
@@ -51,7 +57,7 @@ export class FakeProvider {
   static async start(options: FakeProviderOptions = {}): Promise<FakeProvider> {
     const wire =
       typeof options.wire === 'string' || options.wire === undefined ? wireByName(options.wire ?? 'openai') : options.wire;
-    const server = createServer();
+    const server = options.tls ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }) : createServer();
     const fake = new FakeProvider(server, wire, options.replies ?? [], options.whenExhausted ?? 'repeat-last');
     fake.replyFor = options.replyFor;
     server.on('request', (req, res) => void fake.handle(req, res));
@@ -68,7 +74,7 @@ export class FakeProvider {
 
   /** The server root, e.g. `http://127.0.0.1:PORT/`. */
   get url(): string {
-    return `http://127.0.0.1:${this.port}/`;
+    return `${'addContext' in this.server ? 'https' : 'http'}://127.0.0.1:${this.port}/`;
   }
 
   /** The API root an OpenAI-style SDK takes (`…/v1/`). */
@@ -141,6 +147,12 @@ export class FakeProvider {
   }
 
   private async respond(res: ServerResponse, reply: FakeReply, path: string, body: unknown): Promise<void> {
+    if (reply.noAnswer) return;
+    if (reply.raw) {
+      res.writeHead(reply.raw.status ?? 200, { 'content-type': reply.raw.contentType ?? 'text/plain' });
+      res.end(reply.raw.body);
+      return;
+    }
     if (reply.error) {
       const { status, headers = {}, message = `fake error ${reply.error.status}` } = reply.error;
       const payload = reply.error.body ?? this.wire.errorBody(status, message);
@@ -155,6 +167,20 @@ export class FakeProvider {
       connection: 'keep-alive',
       ...(reply.headers ?? {}),
     });
+    if (reply.stallAfter !== undefined) {
+      res.flushHeaders();
+      for (const chunk of encoded.chunks.slice(0, reply.stallAfter)) res.write(chunk);
+      return;
+    }
+    if (reply.trickleMs !== undefined) {
+      for (const char of encoded.chunks.join('')) {
+        await sleep(reply.trickleMs);
+        if (res.destroyed) return;
+        res.write(char);
+      }
+      res.end();
+      return;
+    }
     const drop = reply.dropAfter;
     const chunks = drop === undefined ? encoded.chunks : encoded.chunks.slice(0, drop);
     for (const chunk of chunks) {

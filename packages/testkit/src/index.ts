@@ -4,3 +4,5 @@ export * from './fake-provider.js';
 export * from './wires/index.js';
 export * from './harness.js';
 export * from './recorded-server.js';
+export * from './proxy.js';
+export * from './tls.js';

@@ -39,6 +39,14 @@ export interface FakeReply {
   readonly delayMs?: number;
   /** Extra response headers on a successful stream. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Read the request, then never answer (no status line): a stalled provider. */
+  readonly noAnswer?: boolean;
+  /** Send the headers and this many stream chunks (0: headers only), then hold the connection open. */
+  readonly stallAfter?: number;
+  /** Write the stream one byte at a time, this many milliseconds apart (a trickling provider). */
+  readonly trickleMs?: number;
+  /** Answer with exactly this status, content type and body instead of the wire's encoding. */
+  readonly raw?: { readonly status?: number; readonly contentType?: string; readonly body: string };
 }
 
 /** A script file for the standalone server. */

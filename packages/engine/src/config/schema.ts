@@ -61,6 +61,11 @@ export const configSchema = z.object({
       backoffFactor: z.optional(z.number().check(z.minimum(1))),
       jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
       maxDelaySeconds: z.optional(z.number().check(z.positive())),
+      /** REL-5: stream idle, connect and first-byte timeouts; REL-6: the longest Retry-After honoured. */
+      idleTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+      connectTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+      firstByteTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+      maxRetryAfterSeconds: z.optional(z.number().check(z.minimum(0))),
     }),
   ),
   executionBudget: z.optional(executionBudgetSchema),
@@ -74,6 +79,8 @@ export const configSchema = z.object({
       maxBatchBytes: z.optional(positiveInt()),
     }),
   ),
+  /** Extra certificate authorities (PEM) for provider HTTPS, added to the defaults; relative to Home. */
+  caFile: z.optional(z.string().check(z.minLength(1))),
   compactionThreshold: z.optional(z.number().check(z.gt(0), z.maximum(1))),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
   workspaceTrust: z.optional(z.boolean()),

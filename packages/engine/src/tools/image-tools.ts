@@ -28,6 +28,7 @@ import {
   userMessage,
 } from '@crystal/core';
 import { type ClientOptions, createChatClient } from '@crystal/providers';
+import { clientOptionsOf } from '../transport-options.js';
 import { catalogOf, selectModel } from '../catalog.js';
 import type { Config } from '../config/schema.js';
 import { resolveApiKey } from '../credentials.js';
@@ -256,7 +257,7 @@ export async function imageModelClient(
   home: string,
   config: Config,
   env: NodeJS.ProcessEnv = process.env,
-  clientOptions: ClientOptions = {},
+  clientOptions: ClientOptions = clientOptionsOf(home, config, env),
 ): Promise<StreamingChatClient> {
   const wanted = config.imageModel;
   if (!wanted) {

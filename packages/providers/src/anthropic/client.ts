@@ -1,5 +1,5 @@
 /**
- * The Anthropic Messages client (protocol `anthropic`) over plain fetch.
+ * The Anthropic Messages client (protocol `anthropic`) over the lean transport (transport/transport.ts).
  *
  * Why not `@anthropic-ai/sdk`: it shares the Stainless SSE line decoder of the `openai` SDK,
  * which we measured at ~40 ms of decoding plus ~50 ms of garbage collection on a 2,000-token
@@ -49,8 +49,8 @@ export class AnthropicClient extends WireClient<SseEvent> {
     return encodeRequest(request, { provider: this.provider, model: this.settings });
   }
 
-  protected frames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
-    return sseEventBatches(body);
+  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
+    return sseEventBatches(body, this.provider, this.options.maxFrameBytes);
   }
 
   protected override classify(input: HttpErrorInput): ProviderError {

@@ -1,5 +1,5 @@
 /**
- * The Gemini GenerateContent client (protocol `gemini`) over plain fetch:
+ * The Gemini GenerateContent client (protocol `gemini`) over the lean transport (transport/transport.ts):
  * POST `{baseUri}v1beta/models/{model}:streamGenerateContent?alt=sse`, SSE out.
  *
  * Why not `@google/genai`: its errors carry no response headers, so a Retry-After is lost, and
@@ -37,8 +37,8 @@ export class GeminiClient extends WireClient<SseEvent> {
     return encodeRequest(request, { provider: this.provider, model: this.settings });
   }
 
-  protected frames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
-    return sseEventBatches(body);
+  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
+    return sseEventBatches(body, this.provider, this.options.maxFrameBytes);
   }
 
   protected override classify(input: HttpErrorInput): ProviderError {

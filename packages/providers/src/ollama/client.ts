@@ -1,5 +1,5 @@
 /**
- * The Ollama Chat client (protocol `ollama`: local Ollama and Ollama cloud) over plain fetch.
+ * The Ollama Chat client (protocol `ollama`: local Ollama and Ollama cloud) over the lean transport (transport/transport.ts).
  *
  * Why not the `ollama` npm package: its errors carry no response headers, so a Retry-After on a
  * 429 is lost, and it retries or wraps mid-stream errors on its own. The vendor SDKs of the other
@@ -34,8 +34,8 @@ export class OllamaChatClient extends WireClient<string> {
     return encodeRequest(request, { provider: this.provider, model: this.settings });
   }
 
-  protected frames(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
-    return ndjsonLineBatches(body);
+  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
+    return ndjsonLineBatches(body, this.provider, this.options.maxFrameBytes);
   }
 
   protected override classify(input: HttpErrorInput): ProviderError {

@@ -1,5 +1,5 @@
 /**
- * The Chat Completions client (protocols `openai` and `deepseek`) over plain fetch.
+ * The Chat Completions client (protocols `openai` and `deepseek`) over the lean transport (transport/transport.ts).
  *
  * Why not the `openai` SDK: its SSE line decoder re-concatenates its buffer per line, which on
  * a 2,000-token stream cost ~40 ms of decoding plus ~50 ms of garbage collection (measured with
@@ -34,8 +34,8 @@ export class OpenAiChatClient extends WireClient<SseEvent> {
     });
   }
 
-  protected frames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
-    return sseEventBatches(body);
+  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
+    return sseEventBatches(body, this.provider, this.options.maxFrameBytes);
   }
 
   protected decoder(): FrameDecoder<SseEvent> {

@@ -1,5 +1,5 @@
 /**
- * The OpenAI Responses client (protocol `responses`, `POST {baseUri}responses`) over plain fetch.
+ * The OpenAI Responses client (protocol `responses`, `POST {baseUri}responses`) over the lean transport (transport/transport.ts).
  *
  * Why not the `openai` SDK: its SSE line decoder re-concatenates its buffer per line, which on
  * a 2,000-token stream cost ~40 ms of decoding plus ~50 ms of garbage collection (measured with
@@ -32,8 +32,8 @@ export class OpenAiResponsesClient extends WireClient<SseEvent> {
     return encodeRequest(request, { provider: this.provider, model: this.settings });
   }
 
-  protected frames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
-    return sseEventBatches(body);
+  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
+    return sseEventBatches(body, this.provider, this.options.maxFrameBytes);
   }
 
   protected override incompleteMessage(): string {

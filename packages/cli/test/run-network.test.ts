@@ -1,0 +1,114 @@
+/**
+ * The real `crystal run` binary on the network settings (issue 22 item 2, SEC-9): a private CA
+ * through `caFile` or NODE_EXTRA_CA_CERTS, HTTPS_PROXY through a CONNECT proxy on 127.0.0.1,
+ * and provider error bodies that never bring a key to the terminal or the session file.
+ */
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  FakeProvider,
+  fakeConfig,
+  makeTestCertificates,
+  runCrystal,
+  startTestProxy,
+  type TempHome,
+  type TestCertificates,
+  type TestProxy,
+  tempHome,
+} from '@crystal/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+let certs: TestCertificates;
+let fake: FakeProvider | undefined;
+let proxy: TestProxy | undefined;
+let home: TempHome | undefined;
+beforeAll(() => {
+  certs = makeTestCertificates('provider.test');
+});
+afterAll(() => rmSync(certs.dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await fake?.close();
+  await proxy?.close();
+  home?.dispose();
+  fake = undefined;
+  proxy = undefined;
+  home = undefined;
+});
+
+async function tlsFake(): Promise<FakeProvider> {
+  fake = await FakeProvider.start({ replies: [{ text: 'secure hello' }], tls: { key: certs.key, cert: certs.cert } });
+  return fake;
+}
+
+describe('crystal run: certificates, proxies and error bodies', () => {
+  it('caFile in config.json (relative to Home) trusts a private CA', async () => {
+    const server = await tlsFake();
+    home = tempHome();
+    home.writeFile('ca/corp.pem', readFileSync(certs.caFile, 'utf8'));
+    home.writeConfig(fakeConfig(server.baseUri, { caFile: 'ca/corp.pem' }));
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path });
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'secure hello' });
+  });
+
+  it('NODE_EXTRA_CA_CERTS trusts a private CA', async () => {
+    const server = await tlsFake();
+    home = tempHome(fakeConfig(server.baseUri));
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], {
+      home: home.path,
+      env: { NODE_EXTRA_CA_CERTS: certs.caFile },
+    });
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'secure hello' });
+  });
+
+  it('an untrusted certificate fails at once (no retries) with a message naming caFile', async () => {
+    const server = await tlsFake();
+    home = tempHome(fakeConfig(server.baseUri));
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path });
+    expect(result.code).not.toBe(0);
+    const out = JSON.parse(result.stdout);
+    expect(out).toMatchObject({ stopReason: 'failed', retries: 0 });
+    expect(out.error).toContain('caFile');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a caFile that cannot be read is a clear usage error naming caFile', async () => {
+    const server = await tlsFake();
+    home = tempHome(fakeConfig(server.baseUri, { caFile: '/nonexistent/corp.pem' }));
+    const result = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('caFile');
+    expect(result.stderr).toContain('/nonexistent/corp.pem');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('HTTPS_PROXY sends the request through a CONNECT tunnel', async () => {
+    const server = await tlsFake();
+    proxy = await startTestProxy();
+    home = tempHome(fakeConfig(`https://provider.test:${server.port}/v1/`, { caFile: certs.caFile }));
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], {
+      home: home.path,
+      env: { HTTPS_PROXY: proxy.url },
+    });
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'secure hello' });
+    expect(proxy.seen).toEqual([`provider.test:${server.port}`]);
+  });
+
+  it('SEC-9 a key echoed in an error body reaches neither the terminal nor the session file', async () => {
+    const key = 'sk-live-echoed-0123456789abcdef';
+    fake = await FakeProvider.start({
+      replies: [{ error: { status: 401, message: `Incorrect API key provided: ${key}. Bearer ${key}` } }],
+    });
+    home = tempHome(fakeConfig(fake.baseUri));
+    const config = JSON.parse(readFileSync(join(home.path, 'config.json'), 'utf8'));
+    config.providers.fake.apiKey = key;
+    home.writeConfig(config);
+    const result = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('Incorrect API key provided');
+    expect(result.stdout + result.stderr).not.toContain(key);
+    const sessions = join(home.path, 'sessions');
+    for (const name of readdirSync(sessions)) expect(readFileSync(join(sessions, name), 'utf8')).not.toContain(key);
+  });
+});

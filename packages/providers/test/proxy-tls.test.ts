@@ -1,0 +1,155 @@
+/**
+ * Issue 22 item 2: HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured (a CONNECT tunnel for https,
+ * the absolute form for http) and extra CA certificates (`caFile`) are trusted. Real servers on
+ * 127.0.0.1: a forward proxy that dials only 127.0.0.1, and a TLS fake provider whose
+ * certificate is signed by a CA made with openssl at test time. `provider.test` is a name only
+ * the proxy "resolves", so a success proves the request went through it.
+ */
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { FakeProvider, makeTestCertificates, startTestProxy, type TestCertificates, type TestProxy } from '@crystal/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createChatClient, createTransport, noProxyMatches, proxyFor } from '../src/index.js';
+import { collect, failure } from './stream-helpers.js';
+
+let certs: TestCertificates;
+let fake: FakeProvider | undefined;
+let proxy: TestProxy | undefined;
+beforeAll(() => {
+  certs = makeTestCertificates('provider.test');
+});
+afterAll(() => rmSync(certs.dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await fake?.close();
+  await proxy?.close();
+  fake = undefined;
+  proxy = undefined;
+});
+
+const reply = { text: 'through the proxy', usage: { input: 3, output: 3 } };
+
+describe('proxies and certificates (issue 22 item 2)', () => {
+  it('HTTPS_PROXY: an https provider is reached through a CONNECT tunnel, trusting caFile', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [reply], tls: { key: certs.key, cert: certs.cert } });
+    proxy = await startTestProxy();
+    const transport = createTransport({ env: { HTTPS_PROXY: proxy.url }, caFile: certs.caFile });
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'anthropic', baseUri: `https://provider.test:${fake.port}/`, apiKey: 'sk-proxy' },
+      { id: 'acme-model' },
+      { transport },
+    );
+    const events = await collect(c);
+    expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+    expect(proxy.seen).toEqual([`provider.test:${fake.port}`]);
+    expect(fake.requests[0]?.headers['x-api-key']).toBe('sk-proxy');
+    // The next round reuses the tunnel (keep-alive inside it): no second CONNECT.
+    await collect(c);
+    expect(fake.requests).toHaveLength(2);
+    expect(proxy.seen).toHaveLength(1);
+  });
+
+  it('https_proxy (lower case) with credentials sends Proxy-Authorization on the CONNECT', async () => {
+    fake = await FakeProvider.start({ wire: 'openai', replies: [reply], tls: { key: certs.key, cert: certs.cert } });
+    proxy = await startTestProxy();
+    const transport = createTransport({
+      env: { https_proxy: proxy.url.replace('http://', 'http://user:p%40ss@') },
+      caFile: certs.caFile,
+    });
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'openai', baseUri: `https://provider.test:${fake.port}/v1/`, apiKey: 'sk-proxy' },
+      { id: 'acme-model' },
+      { transport },
+    );
+    await collect(c);
+    expect(proxy.authorizations).toEqual([`Basic ${Buffer.from('user:p@ss').toString('base64')}`]);
+  });
+
+  it('HTTP_PROXY: an http provider is reached with an absolute-form request through the proxy', async () => {
+    fake = await FakeProvider.start({ wire: 'gemini', replies: [reply] });
+    proxy = await startTestProxy();
+    const transport = createTransport({ env: { HTTP_PROXY: proxy.url } });
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'gemini', baseUri: `http://provider.test:${fake.port}/`, apiKey: 'g-key' },
+      { id: 'gemini-x' },
+      { transport },
+    );
+    const events = await collect(c);
+    expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+    expect(proxy.seen).toHaveLength(1);
+    expect(proxy.seen[0]).toMatch(new RegExp(`^http://provider\\.test:${fake.port}/v1beta/models/`));
+  });
+
+  it('a private CA without caFile is refused at once with a message naming caFile, not retried as a network error', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [reply], tls: { key: certs.key, cert: certs.cert } });
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'anthropic', baseUri: `https://127.0.0.1:${fake.port}/`, apiKey: 'k' },
+      { id: 'acme-model' },
+      { transport: createTransport({ env: {} }) },
+    );
+    const error = await failure(c);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('caFile');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('caFile: a provider signed by a private CA is trusted directly (no proxy)', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [reply], tls: { key: certs.key, cert: certs.cert } });
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'anthropic', baseUri: `https://127.0.0.1:${fake.port}/`, apiKey: 'k' },
+      { id: 'acme-model' },
+      { transport: createTransport({ env: {}, caFile: certs.caFile }) },
+    );
+    const events = await collect(c);
+    expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+  });
+
+  it('a proxy address that is not a URL fails at once, naming the variable', async () => {
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'openai', baseUri: 'https://api.example.com/v1/', apiKey: 'k' },
+      { id: 'm' },
+      { transport: createTransport({ env: { HTTPS_PROXY: 'http://[bad' } }) },
+    );
+    const error = await failure(c);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('HTTPS_PROXY');
+  });
+
+  it('a proxy that asks for credentials (407) fails at once, saying where they go', async () => {
+    const server = createServer();
+    server.on('connect', (_req, socket: Socket) => {
+      socket.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const c = await createChatClient(
+        { name: 'acme', protocol: 'anthropic', baseUri: 'https://provider.test/', apiKey: 'k' },
+        { id: 'm' },
+        { transport: createTransport({ env: { HTTPS_PROXY: `http://127.0.0.1:${port}` } }) },
+      );
+      const error = await failure(c);
+      expect(error.retryable).toBe(false);
+      expect(error.message).toContain('407');
+      expect(error.message).toContain('user:password');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('NO_PROXY and loopback hosts bypass the proxy', () => {
+    const env = { HTTPS_PROXY: 'http://proxy.corp:3128', NO_PROXY: 'internal.corp,.svc.local,api.example.com:8443' };
+    expect(proxyFor(new URL('https://api.openai.com/v1/'), env)?.host).toBe('proxy.corp:3128');
+    expect(proxyFor(new URL('https://internal.corp/v1/'), env)).toBeUndefined();
+    expect(proxyFor(new URL('https://llm.internal.corp/v1/'), env)).toBeUndefined();
+    expect(proxyFor(new URL('https://a.svc.local/'), env)).toBeUndefined();
+    expect(proxyFor(new URL('https://api.example.com:8443/'), env)).toBeUndefined();
+    expect(proxyFor(new URL('https://api.example.com/'), env)?.host).toBe('proxy.corp:3128');
+    expect(proxyFor(new URL('https://127.0.0.1:11434/'), env)).toBeUndefined();
+    expect(proxyFor(new URL('http://localhost:11434/'), { HTTP_PROXY: 'proxy:1' })).toBeUndefined();
+    expect(proxyFor(new URL('http://ollama.lan/'), { https_proxy: 'proxy:1' })).toBeUndefined();
+    expect(proxyFor(new URL('http://ollama.lan/'), { http_proxy: 'proxy:1' })?.href).toBe('http://proxy:1/');
+    expect(noProxyMatches('anything.example', 443, '*')).toBe(true);
+  });
+});
