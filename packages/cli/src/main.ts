@@ -34,6 +34,14 @@ async function main(argv: string[]): Promise<number> {
     const { exportCommand } = await import('./sessions-command.js');
     return exportCommand(rest);
   }
+  if (command === 'login' || command === 'logout' || command === 'models') {
+    const setup = await import('./setup-commands.js');
+    return (command === 'login' ? setup.loginCommand : command === 'logout' ? setup.logoutCommand : setup.modelsCommand)(rest);
+  }
+  if (command === 'demo') {
+    const { demoCommand } = await import('./demo-command.js');
+    return demoCommand(rest);
+  }
   if (command !== undefined && !command.startsWith('-')) {
     process.stderr.write(`crystal: unknown command '${command}'. Run 'crystal --help' for the commands.\n`);
     return 1;

@@ -9,6 +9,7 @@ import {
   resolveHome,
   SessionController,
   UsageError,
+  withServedOllamaModels,
 } from '@crystal/engine';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
@@ -22,7 +23,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   }
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
-  const config = loadConfig(home);
+  // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
+  const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
   // `run` is a surface over the controller face the terminal and the page drive (DESIGN.md):
   // admission, neutralising typed markers, saving and follow-ups are the engine's.
   const controller = await SessionController.open({

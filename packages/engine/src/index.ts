@@ -28,3 +28,6 @@ export * from './tools/fence.js';
 export * from './tools/image-tools.js';
 export * from './trust.js';
 export * from './message-admission.js';
+export * from './discovery.js';
+export { editConfig, persistPreferences } from './preferences.js';
+export * from './config/json-edit.js';

@@ -17,13 +17,19 @@ export interface IntentOptions {
   readonly controller: SessionController;
   readonly readClipboard: ClipboardReader;
   readonly remember?: (text: string) => void;
+  /** `/login [provider]`: the host asks for the key off the composer (SETUP-2). */
+  readonly login?: (argument: string) => void;
 }
 
 export function controllerIntents(options: IntentOptions): Intents {
   const { controller } = options;
   return {
-    // IMG-3/IMG-4: the controller tags the attached spans and neutralises typed look-alikes.
-    submit: (text, spans) => controller.submit(text, spans),
+    submit(text, spans) {
+      const login = /^\/login(?:\s+(.*))?$/.exec(text.trim());
+      if (login && options.login) return options.login(login[1] ?? '');
+      // IMG-3/IMG-4: the controller tags the attached spans and neutralises typed look-alikes.
+      controller.submit(text, spans);
+    },
     ctrlC: (composerEmpty) => controller.ctrlC(composerEmpty),
     togglePlan: () => void controller.togglePlan(),
     answerApproval: (id, answer) => void controller.answerApproval(id, answer),

@@ -66,6 +66,13 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'todos', aliases: ['todo'], usage: '/todos', summary: 'Print the todo list.', phase: 'report' },
   { name: 'stats', aliases: [], usage: '/stats', summary: 'Session statistics.', phase: 'report' },
   { name: 'btw', aliases: ['side'], usage: '/btw <question>', summary: 'Ask a side question.', phase: 'side' },
+  {
+    name: 'login',
+    aliases: [],
+    usage: '/login [provider]',
+    summary: 'Store an API key (asked without echo).',
+    phase: 'idle-only',
+  },
   { name: 'quit', aliases: ['q', 'exit'], usage: '/quit', summary: 'Exit.', phase: 'quit' },
 ];
 
