@@ -101,6 +101,8 @@ export interface TurnOutcome {
   readonly error?: { message: string; kind?: ProviderError['kind']; status?: number };
   /** The last round's reported input + output tokens (COMPACT-3 reads it after the turn). */
   readonly lastReportedTokens?: number;
+  /** The last round's reported usage (the context meter: the last request, not the turn's sum). */
+  readonly lastRoundUsage?: Usage;
 }
 
 interface ReasoningSegment {
@@ -169,6 +171,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
   let usage: Usage = emptyUsage;
   let retries = 0;
   let lastReported: number | undefined;
+  let lastRoundUsage: Usage | undefined;
   const toolCalls: ToolCallRecord[] = [];
   const outcome = (stopReason: StopReason, error?: TurnOutcome['error']): TurnOutcome => ({
     stopReason,
@@ -179,6 +182,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     retries,
     ...(error ? { error } : {}),
     ...(lastReported === undefined ? {} : { lastReportedTokens: lastReported }),
+    ...(lastRoundUsage === undefined ? {} : { lastRoundUsage }),
   });
 
   const appendResults = async (calls: readonly ParsedToolCall[], raw: ToolResultPart[]): Promise<void> => {
@@ -281,6 +285,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     if (result.usage) {
       usage = addUsage(usage, result.usage);
       lastReported = result.usage.inputTokens + result.usage.outputTokens;
+      lastRoundUsage = result.usage;
     }
     // The turn's text keeps its rounds apart (a paragraph break), as the transcript shows them.
     text = text === '' || result.text === '' ? text + result.text : `${text}\n\n${result.text}`;

@@ -246,7 +246,7 @@ describe('two transcripts', () => {
     expect(JSON.stringify(fake?.requests.at(-1)?.body)).toContain('<conversation>');
     await send(controller, '/stats');
     expect(events.filter((e) => e.type === 'command-output').at(-1)).toMatchObject({
-      output: { text: expect.stringMatching(/echo\s+2\s+100%/) },
+      output: { text: expect.stringMatching(/echo\s+2 calls\s+100% of tool calls/) },
     });
   });
 

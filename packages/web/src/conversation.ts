@@ -212,7 +212,7 @@ export class Conversation implements ConversationFace {
     }
     const busy = this.controller.activity !== 'idle';
     if (images.length === 0) {
-      this.controller.submit(text);
+      this.controller.submit(text, []);
       return { images: [], queued: busy && text.trim() !== '' };
     }
     const session = this.controller.session;
