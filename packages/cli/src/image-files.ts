@@ -6,7 +6,15 @@
  */
 import { constants, promises as fs } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { formatBytes, ImageError, type ImageInput, type Session, taggedMarker, UsageError } from '@crystal/engine';
+import {
+  formatBytes,
+  ImageError,
+  type ImageInput,
+  imageMarker,
+  type MarkerSpan,
+  type Session,
+  UsageError,
+} from '@crystal/engine';
 
 function kindOf(stat: import('node:fs').Stats): string {
   if (stat.isDirectory()) return 'a folder';
@@ -57,13 +65,25 @@ export async function readImageFile(path: string, maxBytes: number): Promise<Buf
  * Every file is read and the whole batch validated before anything is stored; then the batch
  * is attached at once and its markers are appended to the prompt in the order given (IMG-1).
  */
-export async function attachImageFiles(session: Session, prompt: string, paths: readonly string[]): Promise<string> {
+export async function attachImageFiles(
+  session: Session,
+  prompt: string,
+  paths: readonly string[],
+): Promise<{ text: string; spans: MarkerSpan[] }> {
   const limits = session.attachments.limits;
   const items: ImageInput[] = [];
   for (const path of paths) items.push({ bytes: await readImageFile(path, limits.maxImageBytes), name: basename(path) });
   try {
     const attached = await session.attachments.attachBatch(items, { draft: true });
-    return `${prompt}\n\n${attached.map((a) => taggedMarker(a.number)).join(' ')}`;
+    // The markers are attached spans: the controller tags them and neutralises typed look-alikes (IMG-3).
+    let text = `${prompt}\n\n`;
+    const spans: MarkerSpan[] = [];
+    for (const [index, image] of attached.entries()) {
+      if (index > 0) text += ' ';
+      spans.push({ start: text.length, number: image.number });
+      text += imageMarker(image.number);
+    }
+    return { text, spans };
   } catch (error) {
     if (error instanceof ImageError) {
       const position = error.position;

@@ -1,11 +1,11 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
 import { resolve } from 'node:path';
 import {
-  assembleWorkspaceTools,
   loadConfig,
+  type MarkerSpan,
   RUN_MCP_STARTUP_MS,
   resolveHome,
-  Session,
+  SessionController,
   UsageError,
   withServedOllamaModels,
 } from '@crystal/engine';
@@ -25,85 +25,67 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   const workspace = resolve(options.workspace ?? process.cwd());
   // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
   const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
-  // A call that would ask the operator is denied, and the question tool is dismissed (CLI-2).
-  let operatorDenied = false;
-  let sessionId = '';
-  let imageInput = false;
-  const workspaceTools = await assembleWorkspaceTools({
+  // `run` is a surface over the controller face the terminal and the page drive (DESIGN.md):
+  // admission, neutralising typed markers, saving and follow-ups are the engine's.
+  const controller = await SessionController.open({
     home,
     workspace,
     config,
-    mode: options.plan ? 'plan' : 'work',
+    provider: options.provider,
+    model: options.model,
+    thinking: options.thinking,
+    limits: options.limits,
+    resume: options.resume,
+    continueLatest: options.continue,
+    plan: options.plan,
     approval: options.approval,
     bashTimeoutSeconds: options.bashTimeoutSeconds,
     // CLI-8: run never asks; project code loads from a trusted workspace or with the flag only.
     trustWorkspace: options.trustWorkspace,
-    sessionId: () => sessionId,
-    imageInput: () => imageInput,
-    askQuestion: async () => {
-      operatorDenied = true;
-      return 'dismissed';
-    },
-    onDecided: (outcome) => {
-      if (outcome.by === 'unattended' || outcome.by === 'deny') operatorDenied = true;
-    },
-    onNote: (text) => process.stderr.write(`${text}\n`),
+    // CLI-2: a call that would ask the operator is denied, and the question tool is dismissed.
+    unattended: true,
+    // A turn a crash left open is closed by this prompt (its calls get "interrupted"), not continued.
+    continueInterrupted: false,
+    // REL-2: the lock a second opener is shown names this surface.
+    surface: 'crystal run',
   });
   try {
-    return await runTurn();
-  } finally {
-    // MCP servers are children of this process: stop them, whatever happened.
-    await workspaceTools.close();
-  }
-
-  async function runTurn(): Promise<number> {
-    for (const note of workspaceTools.notes) process.stderr.write(`${note}\n`);
-    const session = await Session.open({
-      home,
-      workspace,
-      config,
-      provider: options.provider,
-      model: options.model,
-      thinking: options.thinking,
-      limits: options.limits,
-      resume: options.resume,
-      continueLatest: options.continue,
-      mode: options.plan ? 'plan' : 'work',
-      tools: workspaceTools.tools,
-      policy: workspaceTools.policy,
-      mapException: workspaceTools.mapException,
-      surface: 'crystal run',
+    const session = controller.session;
+    const stdout = guardStdout();
+    const printer = createPrinter(
+      options.format,
+      { stdout: stdout.stream, stderr: process.stderr },
+      options.showThinking,
+      session.id,
+    );
+    let operatorDenied = false;
+    controller.on((event) => {
+      if (event.type === 'unattended-refusal') operatorDenied = true;
+      printer.onEvent(event);
     });
-    sessionId = session.id;
-    imageInput = session.imageInput;
+    const { text, spans } =
+      options.images.length > 0 ? await withImages(controller, prompt, options.images) : { text: prompt, spans: [] };
+    // SIGINT, SIGTERM and SIGHUP (a closed terminal) interrupt the turn, which is then saved (REL-1).
+    const onSignal = (): void => void controller.ctrlC(true);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    process.once('SIGHUP', onSignal);
     try {
-      const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
-      const stdout = guardStdout();
-      const printer = createPrinter(
-        options.format,
-        { stdout: stdout.stream, stderr: process.stderr },
-        options.showThinking,
-        session.id,
-      );
-      session.on((event) => printer.onEvent(event));
-      const onSignal = (): void => session.cancel();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      try {
-        // One turn: its first round should see the MCP tools, so the servers get a bounded head start.
-        await workspaceTools.mcp.settle(RUN_MCP_STARTUP_MS);
-        const result = await session.send(text);
-        printer.finish(result);
-        const code = exitCodeFor({ ...result, denied: operatorDenied });
-        // REL-11: output that did not reach stdout makes the run a failure (the turn is saved).
-        return stdout.failure && code === 0 ? 2 : code;
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      // One turn: its first round should see the MCP tools, so the servers get a bounded head start.
+      await controller.settleMcp(RUN_MCP_STARTUP_MS);
+      const result = await controller.sendOnce(text, spans);
+      printer.finish(result);
+      const code = exitCodeFor({ ...result, denied: result.denied || operatorDenied });
+      // REL-11: output that did not reach stdout makes the run a failure (the turn is saved).
+      return stdout.failure && code === 0 ? 2 : code;
     } finally {
-      session.release();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
     }
+  } finally {
+    // MCP servers are children of this process, and the session lock is ours: both end here.
+    await controller.release();
   }
 }
 
@@ -116,10 +98,15 @@ async function readStdin(): Promise<string> {
 
 /**
  * `--image PATH` (repeatable): each file is validated and stored in order through the session's
- * attachment seam, and its marker is appended to the prompt, so the model gets the images in
- * the order given (IMG-1). A refused image stops the run before any request (exit 1).
+ * attachment seam, and its marker is appended to the prompt as an attached span, so the model
+ * gets the images in the order given (IMG-1). A refused image stops the run before any request (exit 1).
  */
-async function withImages(session: Session, prompt: string, paths: readonly string[]): Promise<string> {
+async function withImages(
+  controller: SessionController,
+  prompt: string,
+  paths: readonly string[],
+): Promise<{ text: string; spans: MarkerSpan[] }> {
+  const session = controller.session;
   if (!session.imageInput) {
     throw new UsageError(
       `Model '${session.model}' of provider '${session.provider}' does not declare imageInput; --image needs a model with "imageInput": true in its catalog entry.`,

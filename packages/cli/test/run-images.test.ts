@@ -85,6 +85,32 @@ describe('crystal run --image', () => {
     });
   }
 
+  it('IMG-3 a look-alike marker typed into the run prompt (argument or stdin) stays plain text and sends no image', async () => {
+    fake = await FakeProvider.start({
+      wire: 'anthropic',
+      replies: [{ text: 'a red box' }, { text: 'plain' }, { text: 'plain' }],
+    });
+    home = tempHome(imageConfig('anthropic'));
+    const first = await runCrystal(['run', '--format', 'json', '--image', join(dir, 'a.png'), 'describe'], { home: home.path });
+    expect(first.code).toBe(0);
+    expect(imagesInBody(fake.requests[0]?.body)).toHaveLength(1);
+    const id = JSON.parse(first.stdout).sessionId as string;
+    const lookAlike = 'typed \u2063[Image #1] text';
+    const byArgument = await runCrystal(['run', '--format', 'json', '--resume', id, lookAlike], { home: home.path });
+    expect(byArgument.code).toBe(0);
+    const byStdin = await runCrystal(['run', '--format', 'json', '--resume', id], { home: home.path, input: lookAlike });
+    expect(byStdin.code).toBe(0);
+    for (const request of [fake.requests[1], fake.requests[2]]) {
+      const messages = (request?.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+      const last = JSON.stringify(messages.at(-1)?.content);
+      // Only the first message's real attachment is an image; the typed marker is plain text.
+      expect(imagesInBody(request?.body)).toHaveLength(1);
+      expect(last).toContain('typed [Image #1] text');
+      expect(last).not.toContain('\u2063');
+      expect(last).not.toContain('base64');
+    }
+  });
+
   it('MODEL-1 a model without imageInput refuses --image before any request', async () => {
     fake = await FakeProvider.start({ replies: [{ text: 'never' }] });
     home = tempHome(fakeConfig(fake.baseUri));

@@ -17,7 +17,10 @@ import type {
   ApprovalRequest,
   AutoPassCard,
 } from './approval/index.js';
-import { Session, type SessionOptions } from './session.js';
+import { Session, type SessionOptions, type TurnHooks } from './session.js';
+import { type MarkerSpan, taggedMarker, taggedMarkerNumbers } from './images/index.js';
+import { submittedText } from './message-admission.js';
+import { UsageError } from './errors.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
 import { attachMcpResources, mcpPromptCommandOf, mcpStatusText } from './mcp/mcp-commands.js';
@@ -26,7 +29,6 @@ import { persistPreferences, resolveModelArgument } from './preferences.js';
 import type { ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
-import { UsageError } from './errors.js';
 import { fsOperatorMessage } from './fs-errors.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
@@ -55,7 +57,10 @@ export type ControllerEvent =
   | { readonly type: 'mode-changed'; readonly mode: 'plan' | 'work' }
   | { readonly type: 'todos'; readonly items: readonly TodoItem[] }
   /** An MCP server's state, tools, prompts or resources changed (`/mcp` shows them). */
-  | { readonly type: 'mcp-changed'; readonly server: string };
+  | { readonly type: 'mcp-changed'; readonly server: string }
+
+  /** An unattended session refused what would have asked the operator (exit code 4 in `run`). */
+  | { readonly type: 'unattended-refusal'; readonly what: 'approval' | 'question'; readonly tool: string };
 
 export type ControllerListener = (event: ControllerEvent) => void;
 
@@ -83,6 +88,15 @@ export interface ControllerOptions extends Omit<SessionOptions, 'tools' | 'polic
   readonly deferMcpStart?: boolean;
   /** Extra tools appended to the catalog (in-process tools of an embedding host, tests). */
   readonly extraTools?: readonly import('@crystal/core').ToolDefinition[];
+  /**
+   * No operator (`crystal run`, CLI-2): a call that would ask is denied with the normal
+   * rejection and the question tool is dismissed; each is published as `unattended-refusal`.
+   */
+  readonly unattended?: boolean | undefined;
+  /** Whether a turn a crash interrupted goes on at open (default true; `run` closes it instead). */
+  readonly continueInterrupted?: boolean | undefined;
+  /** `crystal run --trust-workspace`: project code may load here (SEC-1, CLI-8). */
+  readonly trustWorkspace?: boolean | undefined;
 }
 
 /** What Ctrl+C did (QUEUE-12, QUEUE-13); clearing the composer is the surface's part. */
@@ -121,6 +135,7 @@ export class SessionController {
       if (holder.controller) holder.controller.note(text);
       else early.push(text);
     };
+    const unattended = options.unattended === true;
     const tools = await assembleWorkspaceTools({
       home: options.home,
       workspace: options.workspace,
@@ -128,8 +143,20 @@ export class SessionController {
       mode: options.plan ? 'plan' : 'work',
       approval: options.approval,
       bashTimeoutSeconds: options.bashTimeoutSeconds,
-      askApproval: (request) => (holder.controller as SessionController).askApproval(request),
-      askQuestion: (questions, context) => (holder.controller as SessionController).askQuestion(questions, context),
+      ...(options.trustWorkspace !== undefined ? { trustWorkspace: options.trustWorkspace } : {}),
+      ...(unattended
+        ? {
+            onDecided: (outcome) => {
+              if (outcome.by === 'unattended')
+                holder.controller?.emit({ type: 'unattended-refusal', what: 'approval', tool: outcome.call.name });
+            },
+          }
+        : { askApproval: (request) => (holder.controller as SessionController).askApproval(request) }),
+      askQuestion: async (questions, context) => {
+        if (!unattended) return (holder.controller as SessionController).askQuestion(questions, context);
+        holder.controller?.emit({ type: 'unattended-refusal', what: 'question', tool: 'question' });
+        return 'dismissed';
+      },
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
       onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
       onNote: note,
@@ -153,7 +180,7 @@ export class SessionController {
     tools.todos.onChange((items) => controller.emit({ type: 'todos', items }));
     // Beyond the peers: a turn a crash interrupted (say, while an approval was pending) goes on
     // where it stopped; the approval is asked again instead of being lost.
-    if (session.danglingCalls().length > 0) {
+    if (options.continueInterrupted !== false && session.danglingCalls().length > 0) {
       controller.resumePending = true;
       queueMicrotask(() => {
         controller.emit({ type: 'note', text: 'Continuing the turn that was interrupted; pending approvals are asked again.' });
@@ -357,8 +384,12 @@ export class SessionController {
    * QUEUE-2); an empty Enter with queued follow-ups interrupts so the queue goes now (QUEUE-4),
    * and does nothing with an empty queue (QUEUE-5). Slash commands follow their phase.
    */
-  submit(text: string): void {
+  submit(typed: string, spans?: readonly MarkerSpan[]): void {
     this.ctrlCArmed = false;
+    // IMG-3/IMG-4: typed text and the spans the surface attached become transcript text here, for
+    // every surface; a caller that passes no spans hands over text it already tagged itself with
+    // the engine's `tagAttachedSpans` (the terminal, after expanding @ mentions).
+    let text = spans === undefined ? typed : submittedText(typed, spans);
     const shell = shellEscapeCommand(text);
     if (shell !== undefined) {
       this.shell(shell);
@@ -532,7 +563,7 @@ export class SessionController {
           this.setActivity('turn');
           this.turnRunning = true;
           try {
-            await this.active.resumeInterrupted({ takeFollowUps: () => this.takeMessages() });
+            await this.active.resumeInterrupted(this.turnHooks());
           } catch (error) {
             this.emit({ type: 'error', message: (error as Error).message });
           } finally {
@@ -572,13 +603,73 @@ export class SessionController {
     }
   }
 
+  /**
+   * IMG-7: the image numbers the surface's composer holds now. When idle, the unsent images
+   * that neither the composer nor a queued message holds are discarded at once; during a turn
+   * they are discarded when the next message is admitted, unless the composer got them back.
+   */
+  composerImages(numbers: readonly number[]): void {
+    this.composerHeld = [...numbers];
+    if (this.current !== 'idle' || this.running) return;
+    const held = [...this.heldImages()].map(taggedMarker).join(' ');
+    void this.active.attachments.registry.discardDeleted(held).catch(() => undefined);
+  }
+
+  private composerHeld: number[] = [];
+
+  /** Images still held by the composer or a queued message (never discarded by admission). */
+  private heldImages(): Set<number> {
+    const held = new Set(this.composerHeld);
+    for (const item of this.queueItems) if (item.kind === 'message') for (const n of taggedMarkerNumbers(item.text)) held.add(n);
+    return held;
+  }
+
+  private turnHooks(): TurnHooks {
+    return { takeFollowUps: () => this.takeMessages(), stillHeld: () => this.heldImages() };
+  }
+
+  /**
+   * One message, one turn, its result (the face `crystal run` drives): the same admission,
+   * saving and follow-up rules as `submit`; a refusal before any request (MODEL-1) is thrown.
+   */
+  async sendOnce(typed: string, spans: readonly MarkerSpan[] = []): Promise<TurnResult> {
+    await this.whenIdle();
+    if (this.quitting) throw new UsageError('The session is closing; nothing more is sent.');
+    const text = submittedText(typed, spans);
+    type Outcome = { readonly result: TurnResult } | { readonly error: unknown };
+    let outcome = { error: new Error('The turn did not run.') } as Outcome;
+    const work = (async () => {
+      this.setActivity('turn');
+      this.turnRunning = true;
+      try {
+        // MCP-6: `@server:uri` mentions attach the resource's text, as in `submit`.
+        const attached = await attachMcpResources(text, this.tools?.mcp.manager);
+        outcome = { result: await this.active.send(attached, this.turnHooks()) };
+      } catch (error) {
+        outcome = { error };
+      } finally {
+        this.turnRunning = false;
+        this.setActivity('idle');
+      }
+    })();
+    this.running = work;
+    try {
+      await work;
+    } finally {
+      this.running = undefined;
+    }
+    const settled = outcome as Outcome;
+    if ('error' in settled) throw settled.error;
+    return settled.result;
+  }
+
   private async runTurn(text: string): Promise<TurnResult | undefined> {
     this.setActivity('turn');
     this.turnRunning = true;
     try {
       // MCP-6: `@server:uri` mentions attach the resource's text.
       const attached = await attachMcpResources(text, this.tools?.mcp.manager);
-      return await this.active.send(attached, { takeFollowUps: () => this.takeMessages() });
+      return await this.active.send(attached, this.turnHooks());
     } catch (error) {
       // A refusal before the request (an image for a text-only model, …) is reported, not thrown.
       this.emit({ type: 'error', message: (error as Error).message });
@@ -835,6 +926,25 @@ export class SessionController {
   }
 
   /** Orderly exit: saves when the transcript holds anything. */
+  /** Waits until the MCP servers are up or `limitMs` passed (`crystal run`'s head start, MCP-5). */
+  settleMcp(limitMs: number): Promise<void> {
+    return this.tools?.mcp.settle(limitMs) ?? Promise.resolve();
+  }
+
+  /**
+   * Ends this process's hold on the session without another save (`crystal run`: the turn saved
+   * itself, REL-1/REL-3): MCP servers stop, the lock is released, the sandbox proxy closes.
+   */
+  async release(): Promise<void> {
+    try {
+      await this.tools?.close();
+    } finally {
+      this.unsubscribe();
+      this.active.release();
+      this.tools?.containment.close();
+    }
+  }
+
   async close(): Promise<void> {
     this.quitting = true;
     this.active.cancel();

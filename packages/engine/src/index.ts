@@ -33,6 +33,7 @@ export * from './mcp/index.js';
 export * from './session-lock.js';
 export * from './session-names.js';
 export * from './fs-errors.js';
+export * from './message-admission.js';
 export * from './discovery.js';
 export { editConfig, persistPreferences } from './preferences.js';
 export * from './config/json-edit.js';

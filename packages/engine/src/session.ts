@@ -54,16 +54,15 @@ import {
   parseSessionImageRecords,
   projectMessages,
   referencedImageNumbers,
-  requireImageInput,
   restoreSessionImages,
   stripMarkerPrefix,
   tagLegacyMessage,
   taggedMarker,
-  taggedMarkerNumbers,
 } from './images/index.js';
 import { interruptedResult, runTurn } from './turn.js';
 import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
+import { admitUserText } from './message-admission.js';
 
 export interface SessionOptions {
   readonly home: string;
@@ -96,6 +95,8 @@ export interface SessionOptions {
 
 export interface TurnHooks {
   readonly takeFollowUps?: () => readonly string[];
+  /** IMG-7: image numbers the composer and the queue still hold; their drafts are kept. */
+  readonly stillHeld?: () => Iterable<number>;
 }
 
 export interface SessionSnapshot {
@@ -360,11 +361,8 @@ export class Session {
     const clock = this.options.clock ?? systemClock;
     try {
       if (text !== undefined) {
-        // IMG-7: images whose markers were deleted before submit are discarded; MODEL-1: a model
-        // without imageInput refuses an attached image before anything is sent.
-        await this.attachments.registry.discardDeleted(text);
-        requireImageInput(text, { provider: this.state.provider, model: this.state.model, imageInput: this.imageInput });
-        await this.attachments.registry.markSent(taggedMarkerNumbers(text));
+        // MODEL-1, IMG-7, IMG-12: the one admission rule of every user message (message-admission.ts).
+        await this.admit(text, hooks);
         // Calls a crash left without results are closed first: no request carries a dangling call.
         const dangling = this.danglingCalls();
         if (dangling.length > 0) {
@@ -378,6 +376,8 @@ export class Session {
         this.state.archive.push(user);
         this.state.userTurns++;
         this.publish({ type: 'turn-started', text });
+        // REL-1: the user message is on disk before the first request.
+        await this.checkpoint();
       } else {
         this.publish({ type: 'turn-started', text: '' });
       }
@@ -413,7 +413,8 @@ export class Session {
           ...(this.thinking ? { thinking: this.thinking } : {}),
           signal: controller.signal,
           publish: this.publish,
-          ...(hooks.takeFollowUps ? { takeFollowUps: hooks.takeFollowUps } : {}),
+          ...(hooks.takeFollowUps ? { takeFollowUps: () => this.admitFollowUps(hooks) } : {}),
+          checkpoint: () => this.checkpoint(),
           prepareMessages: (messages) => this.prepareMessages(messages),
           ...(resumeBatch ? { resumeBatch } : {}),
           adoptToolResults: (results) => this.adoptToolResults(results),
@@ -462,6 +463,46 @@ export class Session {
     } finally {
       this.busy = false;
       this.controller = undefined;
+    }
+  }
+
+  /** MODEL-1, IMG-7, IMG-12 for one user message; throws the MODEL-1 refusal before anything changes. */
+  private admit(text: string, hooks: TurnHooks): Promise<void> {
+    return admitUserText(text, {
+      registry: this.attachments.registry,
+      model: { provider: this.state.provider, model: this.state.model, imageInput: this.imageInput },
+      ...(hooks.stillHeld ? { stillHeld: hooks.stillHeld() } : {}),
+    });
+  }
+
+  /**
+   * Follow-ups taken after a tool batch follow the same admission as the message that started
+   * the turn: a refused one (MODEL-1) is reported and left out; the others join the turn.
+   */
+  private async admitFollowUps(hooks: TurnHooks): Promise<string[]> {
+    const admitted: string[] = [];
+    for (const text of hooks.takeFollowUps?.() ?? []) {
+      try {
+        await this.admit(text, hooks);
+        admitted.push(text);
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        this.publish({ type: 'error', message: error.message });
+      }
+    }
+    return admitted;
+  }
+
+  /**
+   * REL-1: saves at every commit point of a turn (the user message, each committed round and
+   * tool batch), so a killed process loses at most the round in flight. A failed save does not
+   * stop the turn: the state stays in memory and the next save writes it (REL-3).
+   */
+  private async checkpoint(): Promise<void> {
+    try {
+      await this.save();
+    } catch (error) {
+      this.publish({ type: 'error', message: `Could not save session ${this.state.id}: ${(error as Error).message}` });
     }
   }
 
