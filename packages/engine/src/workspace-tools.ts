@@ -16,6 +16,7 @@ import {
 } from './approval/index.js';
 import { bashTimeoutMs } from './bash-timeout.js';
 import { childEnvironment } from './child-env.js';
+import { configWarnings } from './config/load.js';
 import { type Containment, createContainment } from './containment.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
@@ -26,6 +27,8 @@ import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
 import type { ProjectCodeTrust } from './trust.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
+import type { StdioWrapper } from '@crystal/mcp';
+import { type McpHost, startMcpHost } from './mcp/index.js';
 
 export interface WorkspaceToolOptions {
   readonly home: string;
@@ -55,6 +58,12 @@ export interface WorkspaceToolOptions {
   readonly trustWorkspace?: boolean;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
+  /** Leave starting the MCP servers to `startMcp()` (the terminal starts them after its first frame). */
+  readonly deferMcpStart?: boolean;
+  /** An MCP server's state or lists changed. */
+  readonly onMcpChange?: (server: string) => void;
+  /** The OS sandbox hook: rewrites how a stdio MCP server is started (none yet). */
+  readonly wrapMcpStdio?: StdioWrapper;
   readonly env?: NodeJS.ProcessEnv;
   /** The platform the sandbox is detected for (tests); default `process.platform`. */
   readonly platform?: NodeJS.Platform;
@@ -67,10 +76,16 @@ export interface WorkspaceTools {
   readonly todos: TodoStore;
   readonly mapException: typeof builtinExceptionMapper;
   readonly notes: readonly string[];
+  /** The session's MCP servers (MCP-1..6). */
+  readonly mcp: McpHost;
   /** The OS sandbox bash and exec tools run in (SBX-1..3). */
   readonly containment: Containment;
   mode(): Mode;
   setMode(mode: Mode): void;
+  /** Starts the MCP servers in the background when `deferMcpStart` held them (idempotent). */
+  startMcp(): void;
+  /** Stops the MCP servers. */
+  close(): Promise<void>;
 }
 
 export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Promise<WorkspaceTools> {
@@ -123,6 +138,18 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       WORK_TOOLS,
     );
   }
+  const mcp = startMcpHost({
+    home: options.home,
+    workspace: options.workspace,
+    config: options.config,
+    imageInput: options.imageInput,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.onNote ? { onNote: options.onNote } : {}),
+    ...(options.onMcpChange ? { onChange: options.onMcpChange } : {}),
+    ...(options.wrapMcpStdio ? { wrapStdio: options.wrapMcpStdio } : {}),
+    autoStart: options.deferMcpStart !== true,
+  });
+  const externalFacts = externalToolFacts(external.tools);
   // IMG-22..26: view_image for image-capable models, describe_image when imageModel is set.
   const imageTools = createImageTools({
     workspace: options.workspace,
@@ -147,7 +174,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onAutoPass ? { onAutoPass: options.onAutoPass } : {}),
     ...(options.onDecided ? { onDecided: options.onDecided } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
-    externalTool: externalToolFacts(external.tools),
+    externalTool: (name) => externalFacts(name) ?? mcp.facts(name),
     ...(skillsOn ? { skillRoots: () => discoverSkills(skillPlaces).roots } : {}),
     sandbox: {
       covers: (tool) => containment.sandboxed && spawns(tool),
@@ -166,6 +193,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
           ...catalogFor(mode, builtins),
           ...multimodalToolsFor({ imageInput: options.imageInput(), imageModel: options.config.imageModel, tools: imageTools }),
           ...externalToolsFor(external.tools, mode),
+          // MCP-5: a server that came up since the last round joins now (TURN-1).
+          ...externalToolsFor(mcp.tools(), mode),
           ...skills,
         ],
         hooks.postToolUse,
@@ -174,8 +203,18 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     policy: withPreToolUseHooks(policy, hooks.preToolUse, hookContext),
     todos,
     mapException: builtinExceptionMapper,
-    notes: [...(containment.note ? [containment.note] : []), ...external.notes, ...hooks.notes],
+    // REL-12: unknown config keys are shown with the start-up notes, once.
+    notes: [
+      ...configWarnings(options.config),
+      ...(containment.note ? [containment.note] : []),
+      ...external.notes,
+      ...mcp.notes,
+      ...hooks.notes,
+    ],
     containment,
+    mcp,
+    startMcp: () => mcp.manager?.start(),
+    close: () => mcp.close(),
     mode: () => mode,
     setMode: (next) => {
       mode = next;

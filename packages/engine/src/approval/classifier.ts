@@ -33,6 +33,8 @@ export interface ExternalToolFacts {
   readonly pathArguments: readonly string[];
   /** The author declared `approval: "always"` and that source's policy is `author`. */
   readonly automatic: boolean;
+  /** The card's summary instead of `External tool <name>` (an MCP tool names its server and hints). */
+  readonly summary?: string;
 }
 
 /** A classifier for tools the host does not know (plugins); `undefined` passes the call on. */
@@ -309,12 +311,13 @@ function classifyExternal(
         : protectedWriteReason(realPath(resolve(context.workspace)), verdict.absolute, verdict.real);
     }
   }
+  const summary = facts.summary ?? `External tool ${name}`;
   if (why) {
     const authority: Authority = outside ? 'outside_workspace' : 'workspace';
-    return { risk: 'write', authority, summary: `External tool ${name} on a ${why}`, protected: why };
+    return { risk: 'write', authority, summary: `${summary} on a ${why}`, protected: why };
   }
-  if (outside) return { risk: 'write', authority: 'outside_workspace', summary: `External tool ${name} outside workspace` };
-  return { risk: 'write', authority: 'workspace', summary: `External tool ${name}` };
+  if (outside) return { risk: 'write', authority: 'outside_workspace', summary: `${summary} outside workspace` };
+  return { risk: 'write', authority: 'workspace', summary };
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

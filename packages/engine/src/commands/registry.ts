@@ -67,6 +67,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'export', aliases: [], usage: '/export [json|markdown] [path]', summary: 'Export the conversation.', phase: 'report' },
   { name: 'todos', aliases: ['todo'], usage: '/todos', summary: 'Print the todo list.', phase: 'report' },
   { name: 'stats', aliases: [], usage: '/stats', summary: 'Session statistics.', phase: 'report' },
+  { name: 'mcp', aliases: [], usage: '/mcp', summary: 'MCP servers: state, tools, prompts, errors.', phase: 'report' },
   { name: 'btw', aliases: ['side'], usage: '/btw <question>', summary: 'Ask a side question.', phase: 'side' },
   {
     name: 'login',

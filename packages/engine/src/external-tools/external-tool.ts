@@ -8,7 +8,7 @@ import type { Catalog, DeclaredApproval, ToolSource } from './manifest.js';
 export interface ExternalTool extends ToolDefinition {
   readonly set: string;
   readonly source: ToolSource;
-  readonly runner: 'exec' | 'plugin';
+  readonly runner: 'exec' | 'plugin' | 'mcp';
   readonly catalogs: readonly Catalog[];
   readonly declaredApproval: DeclaredApproval;
   /** What the approval classifier needs: path arguments and whether the tool is automatic. */
