@@ -75,7 +75,8 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
       cwd: workspace,
     });
     expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
+    // Exit 4: the turn completed with a call refused (the hook's block counts as a policy denial).
+    expect(result.code).toBe(4);
     expect(readFileSync(join(workspace, 'victim.txt'), 'utf8')).toBe('keep me\n');
     expect(existsSync(join(workspace, 'made.txt'))).toBe(true);
     const tools = (fake.requests[1]?.body as Body).messages.filter((m) => m.role === 'tool');
@@ -103,7 +104,8 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
       home: home.path,
       cwd: workspace,
     });
-    expect(result.code).toBe(0);
+    // Exit 4: the turn completed with a call refused (the hook's block counts as a policy denial).
+    expect(result.code).toBe(4);
     expect(readFileSync(join(workspace, 'victim.txt'), 'utf8')).toBe('keep me\n');
   });
 
@@ -129,7 +131,8 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
       }),
     );
     const result = await runCrystal(['run', '--approval', 'full', 'clean up'], { home: home.path, cwd: workspace });
-    expect(result.code).toBe(0);
+    // Exit 4: the turn completed with a call refused (the hook's block counts as a policy denial).
+    expect(result.code).toBe(4);
     expect(existsSync(join(workspace, 'victim.txt'))).toBe(true);
     const tools = (fake.requests[1]?.body as Body).messages.filter((m) => m.role === 'tool');
     expect(text(tools.find((m) => m.tool_call_id === 'call-rm')?.content)).toContain(
