@@ -28,6 +28,8 @@ Usage:
   crystal web [options]          the same session engine behind a local Web page (prints its URL)
   crystal sessions [--all]       list saved sessions (--json for a machine-readable list)
   crystal export ID [--out FILE] write a session as JSON with its images inlined
+  crystal checkpoints ID|gc      list a session's checkpoints (--json), or free old ones
+  crystal rewind ID --to N       restore files and conversation to before message N (--code, --chat, --force)
   crystal --version              print the version
   crystal --help                 print this help
 

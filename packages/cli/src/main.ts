@@ -34,6 +34,10 @@ async function main(argv: string[]): Promise<number> {
     const { exportCommand } = await import('./sessions-command.js');
     return exportCommand(rest);
   }
+  if (command === 'checkpoints' || command === 'rewind') {
+    const { checkpointsCommand, rewindCommand } = await import('./checkpoints-command.js');
+    return command === 'rewind' ? rewindCommand(rest) : checkpointsCommand(rest);
+  }
   if (command !== undefined && !command.startsWith('-')) {
     process.stderr.write(`crystal: unknown command '${command}'. Run 'crystal --help' for the commands.\n`);
     return 1;

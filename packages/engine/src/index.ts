@@ -27,3 +27,4 @@ export * from './tools/catalog.js';
 export * from './tools/fence.js';
 export * from './tools/image-tools.js';
 export * from './trust.js';
+export * from './checkpoints/index.js';

@@ -60,6 +60,7 @@ import {
 import { interruptedResult, runTurn } from './turn.js';
 import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
+import { Checkpoints, checkpointLimitsOf } from './checkpoints/index.js';
 
 export interface SessionOptions {
   readonly home: string;
@@ -84,6 +85,8 @@ export interface SessionOptions {
   readonly clientOptions?: ClientOptions;
   /** Open without a model client (export, listing): any request fails with a clear error. */
   readonly offline?: boolean;
+  /** CKPT-1: checkpoints before turns and tool batches (default: on unless `checkpoints.enabled` is false). */
+  readonly checkpoints?: boolean;
 }
 
 export interface TurnHooks {
@@ -177,6 +180,15 @@ export class Session {
     const { attachments, notes, unavailable } = await openImages(options, state);
     const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes]);
     session.attachments = attachments;
+    if (options.checkpoints !== false && options.config.checkpoints?.enabled !== false) {
+      session.checkpoints = new Checkpoints({
+        home: options.home,
+        workspace: options.workspace,
+        sessionId: state.id,
+        limits: checkpointLimitsOf(options.config),
+        publish: (event) => session.publish(event),
+      });
+    }
     // The resume note already named these (IMG-13: one note); requests do not repeat it.
     for (const number of unavailable) session.reportedUnavailable.add(number);
     return session;
@@ -225,6 +237,24 @@ export class Session {
     const reported = this.state.usage.inputTokens + this.state.usage.outputTokens;
     const tokens = reported > 0 ? reported : estimateTokens(this.state.context);
     return Math.min(100, Math.round((100 * tokens) / window));
+  }
+
+  /** CKPT-1..6: this session's checkpoints (undefined when turned off). */
+  checkpoints: Checkpoints | undefined;
+
+  /**
+   * CKPT-3: a conversation rewind: the model context goes back to `context` (saved before turn
+   * `turn`), the next message is turn `turn` again; the archive keeps everything.
+   */
+  async rewindConversation(context: readonly ChatMessage[], turn: number): Promise<void> {
+    if (this.busy)
+      throw new UsageError('The conversation cannot be rewound while a turn is running; wait for it or cancel it first.');
+    const system = this.state.context[0]?.role === 'system' ? [this.state.context[0]] : [];
+    this.state.context = [...system, ...context];
+    this.state.userTurns = turn - 1;
+    this.state.pendingApprovals = [];
+    this.meter.reset();
+    await this.save();
   }
 
   /** The attachment seam of this session (terminal, run and Web alike: WEB-10). */
@@ -328,6 +358,7 @@ export class Session {
           this.state.archive.push(closed);
           this.state.pendingApprovals = [];
         }
+        await this.checkpoints?.beforeTurn(this.state.userTurns + 1, text, this.state.context.slice(1));
         const user = userMessage(text);
         this.state.context.push(user);
         this.state.archive.push(user);
@@ -372,6 +403,9 @@ export class Session {
           prepareMessages: (messages) => this.prepareMessages(messages),
           ...(resumeBatch ? { resumeBatch } : {}),
           adoptToolResults: (results) => this.adoptToolResults(results),
+          ...(this.checkpoints
+            ? { aroundBatch: (calls, run) => (this.checkpoints as Checkpoints).aroundBatch(this.state.userTurns, calls, run) }
+            : {}),
           onRoundRefused: async (error) => this.refuseImages(error),
           compactBeforeRound: async (lastReported, signal) => {
             const result = await this.runCompaction(false, lastReported, signal);
