@@ -436,6 +436,7 @@ export class Session {
       this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, outcome.usage);
       this.publish({ type: 'usage', turn: outcome.usage, session: this.state.cumulativeUsage });
       const result: TurnResult = { sessionId: this.state.id, ...outcome, denied };
+      await this.checkpoints?.flush();
       // FAIL-1: saved after every turn, a failed one included.
       await this.save();
       this.publish({ type: 'turn-finished', result });

@@ -19,7 +19,7 @@
  * rewind finishes it.
  */
 import { createHash } from 'node:crypto';
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs, lstatSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { ChatMessage, ParsedToolCall, ToolResultPart } from '@crystal/core';
 import { writeFileAtomic } from '../atomic-write.js';
@@ -196,10 +196,16 @@ export class Checkpoints {
 
   /** CKPT-1: the checkpoint before user turn `turn`: files as they are now, and the model context. */
   async beforeTurn(turn: number, text: string, context: readonly ChatMessage[]): Promise<void> {
+    await this.pending;
     try {
       await this.finishJournal();
       await this.ensureIndex();
-      if (!this.tracker.hasFullScan) await this.tracker.scanAll();
+      // The first walk (every new file read and stored) overlaps the model's first round;
+      // the first tool batch waits for it, so no batch runs before its "before" is known.
+      this.baseline ??= this.tracker.scanAll().then(
+        () => undefined,
+        (error: unknown) => this.note(error),
+      );
       const log = await this.records();
       const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))));
       const record: TurnRecord = {
@@ -212,18 +218,35 @@ export class Checkpoints {
       };
       log.records.push(record);
       await writeLog(this.options.home, log);
-      await this.persistIndex();
+      if (this.tracker.hasFullScan) await this.persistIndex();
     } catch (error) {
       this.note(error);
     }
   }
 
-  /** CKPT-1: runs a tool batch between a scan before and a scan after; what changed is recorded. */
+  private baseline: Promise<void> | undefined;
+
+  private pending: Promise<void> = Promise.resolve();
+
+  /** Waits for the capture after the last batch (the session calls it before the turn ends). */
+  async flush(): Promise<void> {
+    await this.baseline;
+    await this.pending;
+    await this.persistIndex().catch((error: unknown) => this.note(error));
+  }
+
+  /**
+   * CKPT-1: runs a tool batch between a scan before and a scan after; what changed is recorded.
+   * The scan after runs once the results are handed back (it overlaps the next model round) and
+   * is awaited before the next batch, the next turn, a rewind and the end of the turn.
+   */
   async aroundBatch(
     turn: number,
     calls: readonly ParsedToolCall[],
     run: () => Promise<ToolResultPart[]>,
   ): Promise<ToolResultPart[]> {
+    await this.pending;
+    await this.baseline;
     let paths: string[] | 'all' | undefined;
     try {
       paths = await this.scopeOf(calls);
@@ -236,6 +259,12 @@ export class Checkpoints {
     }
     const results = await run();
     if (paths === undefined || (paths !== 'all' && paths.length === 0)) return results;
+    const scope = paths;
+    this.pending = this.captureAfter(turn, calls, scope);
+    return results;
+  }
+
+  private async captureAfter(turn: number, calls: readonly ParsedToolCall[], paths: string[] | 'all'): Promise<void> {
     try {
       const changes = paths === 'all' ? await this.tracker.scanAll() : await this.tracker.scanPaths(paths);
       if (changes.length > 0) {
@@ -254,7 +283,6 @@ export class Checkpoints {
     } catch (error) {
       this.note(error);
     }
-    return results;
   }
 
   /** The paths a batch may change, or 'all' when a tool may change anything (bash, exec, MCP). */
@@ -269,9 +297,19 @@ export class Checkpoints {
       if (rel === undefined) continue;
       // A link or a path through a linked folder changes another file: walk instead.
       const absolute = join(this.workspace, ...rel.split('/'));
-      const stat = await fs.lstat(absolute).catch(() => undefined);
+      let stat: import('node:fs').Stats | undefined;
+      let real: string | undefined;
+      try {
+        stat = lstatSync(absolute);
+      } catch {
+        // A file the batch creates.
+      }
       if (stat?.isSymbolicLink()) return 'all';
-      const real = await fs.realpath(dirname(absolute)).catch(() => undefined);
+      try {
+        real = realpathSync(dirname(absolute));
+      } catch {
+        // A folder the batch creates.
+      }
       if (real !== undefined && real !== dirname(absolute)) return 'all';
       paths.push(rel);
     }
@@ -280,6 +318,7 @@ export class Checkpoints {
 
   /** Earlier user messages for the `/rewind` picker, oldest first. */
   async entries(): Promise<RewindEntry[]> {
+    await this.pending;
     const log = await this.records();
     return liveTurns(log).map((r) => ({
       turn: r.turn,
@@ -295,6 +334,7 @@ export class Checkpoints {
 
   /** The latest turn whose code is not yet undone (`/undo`). */
   async lastUndoableTurn(): Promise<number | undefined> {
+    await this.pending;
     const log = await this.records();
     const turns = liveTurns(log);
     for (let i = turns.length - 1; i >= 0; i--) {
@@ -330,6 +370,7 @@ export class Checkpoints {
     options: RewindOptions,
     applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
   ): Promise<RewindResult> {
+    await this.pending;
     const finishedJournal = await this.finishJournal();
     const rec = await this.requireTurn(options.to);
     const log = await this.records();

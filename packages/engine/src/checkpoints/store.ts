@@ -10,11 +10,13 @@
  * Chunks and manifests are named by the SHA-256 of their bytes, so content is shared across
  * turns, sessions and workspaces and written once. Every write is temp file + fsync + rename,
  * and a manifest is written only after its chunks, so nothing references a missing chunk.
+ * Chunks and manifests are stored deflated (raw DEFLATE); names are hashes of the plain bytes.
  * Reads re-hash: a damaged chunk is reported, never restored.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 export const MIN_CHUNK = 2 * 1024;
 export const MAX_CHUNK = 64 * 1024;
@@ -84,13 +86,25 @@ export class ChunkStore {
   async put(bytes: Uint8Array): Promise<string> {
     const hash = sha256(bytes);
     const manifestPath = this.manifestPath(hash);
-    if (this.known.has(hash) || (await exists(manifestPath))) {
+    if (
+      this.known.has(hash) ||
+      (await exists(manifestPath)) ||
+      (bytes.length <= MAX_CHUNK && (await exists(this.chunkPath(hash))))
+    ) {
+      this.known.add(hash);
+      return hash;
+    }
+    const boundaries = chunkBoundaries(bytes);
+    if (boundaries.length <= 1) {
+      // One chunk: the chunk is the file, under the same hash; no manifest is needed.
+      const path = this.chunkPath(hash);
+      if (!(await exists(path))) await this.writeOnce(path, bytes);
       this.known.add(hash);
       return hash;
     }
     const chunks: Array<[string, number]> = [];
     let start = 0;
-    for (const end of chunkBoundaries(bytes)) {
+    for (const end of boundaries) {
       const piece = bytes.subarray(start, end);
       const chunkHash = sha256(piece);
       const path = this.chunkPath(chunkHash);
@@ -108,7 +122,16 @@ export class ChunkStore {
   }
 
   async manifest(hash: string): Promise<FileManifest> {
-    const parsed = JSON.parse(await fs.readFile(this.manifestPath(hash), 'utf8')) as FileManifest;
+    let text: string;
+    try {
+      text = inflateRawSync(await fs.readFile(this.manifestPath(hash))).toString('utf8');
+    } catch (error) {
+      // A one-chunk file is stored as its chunk.
+      const stat = await fs.stat(this.chunkPath(hash)).catch(() => undefined);
+      if (stat) return { size: -1, chunks: [[hash, stat.size]] };
+      throw error;
+    }
+    const parsed = JSON.parse(text) as FileManifest;
     if (typeof parsed.size !== 'number' || !Array.isArray(parsed.chunks)) throw new Error(`checkpoint file ${hash} is damaged.`);
     return parsed;
   }
@@ -129,6 +152,11 @@ export class ChunkStore {
       } catch {
         throw new Error(`chunk ${chunkHash.slice(0, 12)} of the stored copy ${hash.slice(0, 12)} is missing (pruned or deleted)`);
       }
+      try {
+        piece = inflateRawSync(piece);
+      } catch {
+        throw new Error(`chunk ${chunkHash.slice(0, 12)} of the stored copy is damaged`);
+      }
       if (sha256(piece) !== chunkHash) throw new Error(`chunk ${chunkHash.slice(0, 12)} of the stored copy is damaged`);
       parts.push(piece);
     }
@@ -148,7 +176,7 @@ export class ChunkStore {
     const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     const handle = await fs.open(temp, 'w', 0o600);
     try {
-      await handle.writeFile(data);
+      await handle.writeFile(deflateRawSync(typeof data === 'string' ? Buffer.from(data) : data, { level: 6 }));
       await handle.sync();
     } finally {
       await handle.close();

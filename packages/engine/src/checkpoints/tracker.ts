@@ -8,7 +8,7 @@
  *
  * Nothing here writes in the workspace or runs git.
  */
-import { promises as fs, type Stats } from 'node:fs';
+import { promises as fs, lstatSync, type Stats } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { searchScope, walkFileBatches } from '../tools/builtin/walker.js';
 import type { ChunkStore } from './store.js';
@@ -161,12 +161,20 @@ export class WorkspaceTracker {
     const root = scope.root;
     const excluded = this.exclude.map((d) => resolve(d));
     for await (const batch of walkFileBatches(scope, signal)) {
+      // Stats are synchronous in batches of 512 (far cheaper than one promise per file); files
+      // whose stat changed are read and stored 16 at a time, so their fsyncs overlap.
+      const stale: Array<[string, string, Stats | undefined]> = [];
       for (const file of batch) {
         if (excluded.some((d) => file.absolute === d || file.absolute.startsWith(d + sep))) continue;
         const rel = root === this.workspace ? file.rel : toPosix(relative(this.workspace, file.absolute));
         seen.add(rel);
-        const change = await this.refresh(rel, file.absolute);
-        if (change) changes.push(change);
+        const stat = statOf(file.absolute);
+        if (stat && unchanged(this.entries.get(rel), stat)) continue;
+        stale.push([rel, file.absolute, stat]);
+      }
+      for (let i = 0; i < stale.length; i += 16) {
+        const done = await Promise.all(stale.slice(i, i + 16).map(([rel, absolute, stat]) => this.refresh(rel, absolute, stat)));
+        for (const change of done) if (change) changes.push(change);
       }
     }
     // Files the walk did not list: deleted, or known from a tool's path (an ignored file).
@@ -179,28 +187,16 @@ export class WorkspaceTracker {
     return changes;
   }
 
-  private async refresh(path: string, absolute: string): Promise<Change | undefined> {
+  private async refresh(path: string, absolute: string, given?: Stats): Promise<Change | undefined> {
     const known = this.entries.get(path);
-    let stat: Stats | undefined;
-    try {
-      stat = await fs.lstat(absolute);
-    } catch {
-      stat = undefined;
-    }
+    const stat = given ?? statOf(absolute);
     if (!stat?.isFile()) {
       if (!known) return undefined;
       this.entries.delete(path);
       this.dirty = true;
       return { path, before: known.state, after: ABSENT };
     }
-    if (
-      known &&
-      known.size === stat.size &&
-      known.mtimeMs === stat.mtimeMs &&
-      known.ctimeMs === stat.ctimeMs &&
-      known.ino === stat.ino
-    )
-      return undefined;
+    if (unchanged(known, stat)) return undefined;
     let state: FileState;
     try {
       state = await captureFile(this.store, absolute, stat, this.limits);
@@ -219,4 +215,22 @@ export class WorkspaceTracker {
     if (sameState(before, state)) return undefined;
     return { path, before, after: state };
   }
+}
+
+function statOf(absolute: string): Stats | undefined {
+  try {
+    return lstatSync(absolute);
+  } catch {
+    return undefined;
+  }
+}
+
+function unchanged(known: Entry | undefined, stat: Stats): boolean {
+  return (
+    known !== undefined &&
+    known.size === stat.size &&
+    known.mtimeMs === stat.mtimeMs &&
+    known.ctimeMs === stat.ctimeMs &&
+    known.ino === stat.ino
+  );
 }
