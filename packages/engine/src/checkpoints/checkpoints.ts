@@ -34,6 +34,7 @@ import {
   turnRecord,
   writeLog,
 } from './log.js';
+import { collectGarbage } from './gc.js';
 import { ChunkStore, sha256 } from './store.js';
 import {
   ABSENT,
@@ -188,9 +189,13 @@ export class Checkpoints {
     }
   }
 
+  /**
+   * The stat index is a cache (a file whose stat differs is read again), so it is written when
+   * many entries changed (the first walk), not after every edit: at 50,000 files it is megabytes.
+   */
   private async persistIndex(): Promise<void> {
-    if (!this.tracker.dirty) return;
-    this.tracker.dirty = false;
+    if (this.tracker.dirty === 0 || (this.tracker.dirty < 64 && this.tracker.size > 5000)) return;
+    this.tracker.dirty = 0;
     await writeFileAtomic(this.indexPath, JSON.stringify(this.tracker.toJson()), 0o600);
   }
 
@@ -206,6 +211,7 @@ export class Checkpoints {
         () => undefined,
         (error: unknown) => this.note(error),
       );
+      this.autoPrune ??= this.pruneDaily();
       const log = await this.records();
       const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))));
       const record: TurnRecord = {
@@ -218,18 +224,36 @@ export class Checkpoints {
       };
       log.records.push(record);
       await writeLog(this.options.home, log);
-      if (this.tracker.hasFullScan) await this.persistIndex();
     } catch (error) {
       this.note(error);
     }
   }
 
   private baseline: Promise<void> | undefined;
+  private autoPrune: Promise<void> | undefined;
+
+  /**
+   * CKPT-2: once a day (a marker file in Home), the caps are applied in the background: logs
+   * written in the last hour (live sessions) are left alone, and only files unreferenced for an
+   * hour are swept.
+   */
+  private async pruneDaily(): Promise<void> {
+    const marker = join(this.options.home, 'checkpoints', 'last-gc');
+    try {
+      const stat = await fs.stat(marker).catch(() => undefined);
+      if (stat && Date.now() - stat.mtimeMs < 24 * 3600_000) return;
+      await writeFileAtomic(marker, new Date().toISOString(), 0o600);
+      await collectGarbage(this.options.home, { limits: this.limits, graceMs: 3600_000, skipRecentMs: 3600_000 });
+    } catch (error) {
+      this.note(error);
+    }
+  }
 
   private pending: Promise<void> = Promise.resolve();
 
   /** Waits for the capture after the last batch (the session calls it before the turn ends). */
   async flush(): Promise<void> {
+    await this.autoPrune;
     await this.baseline;
     await this.pending;
     await this.persistIndex().catch((error: unknown) => this.note(error));

@@ -95,8 +95,8 @@ export async function captureFile(
 export class WorkspaceTracker {
   private readonly entries = new Map<string, Entry>();
   private scannedAll = false;
-  /** Whether the index changed since it was last persisted. */
-  dirty = false;
+  /** Entries changed since the index was last persisted. */
+  dirty = 0;
 
   constructor(
     readonly workspace: string,
@@ -129,6 +129,10 @@ export class WorkspaceTracker {
   /** Every file state the index points at (GC roots). */
   states(): FileState[] {
     return [...this.entries.values()].map((e) => e.state);
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 
   get hasFullScan(): boolean {
@@ -193,7 +197,7 @@ export class WorkspaceTracker {
     if (!stat?.isFile()) {
       if (!known) return undefined;
       this.entries.delete(path);
-      this.dirty = true;
+      this.dirty++;
       return { path, before: known.state, after: ABSENT };
     }
     if (unchanged(known, stat)) return undefined;
@@ -204,13 +208,13 @@ export class WorkspaceTracker {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
         if (!known) return undefined;
         this.entries.delete(path);
-        this.dirty = true;
+        this.dirty++;
         return { path, before: known.state, after: ABSENT };
       }
       state = { kind: 'unrestorable', size: stat.size, reason: `unreadable (${(error as Error).message})` };
     }
     this.entries.set(path, { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino, state });
-    this.dirty = true;
+    this.dirty++;
     const before = known?.state ?? ABSENT;
     if (sameState(before, state)) return undefined;
     return { path, before, after: state };
