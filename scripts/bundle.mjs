@@ -1,7 +1,7 @@
 // Bundles the CLI with esbuild: a small entry, and each command and provider SDK in its own
 // chunk loaded by import() only when used (fast `crystal --version`).
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -34,6 +34,11 @@ await build({
   },
   // Native addons stay outside the bundle and load from node_modules when first used.
   external: ['sharp'],
+  // jsonc-parser's `main` is a UMD build that require()s its parts at run time; bundle its ESM build.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   logLevel: 'warning',
 });
 await (await import('../packages/web/build-app.mjs')).buildApp();
+// The packed CLI carries the browser app next to its chunks, where the bundled web host looks
+// first (packages/web/src/app-files.ts), so an installed `crystal web` needs no other package.
+cpSync(`${root}packages/web/dist/app`, `${outdir}/chunks/app`, { recursive: true });

@@ -2,8 +2,15 @@
 // "N passed, N failed" that CI reads. Extra arguments go to vitest.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { missingPrerequisites, prerequisiteLine } from './prerequisites.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
+// SETUP-5: a machine without the system packages the tests drive stops here, with one line.
+const missing = prerequisiteLine(missingPrerequisites());
+if (missing) {
+  console.error(missing);
+  process.exit(1);
+}
 mkdirSync(`${root}.test-results`, { recursive: true });
 const report = `${root}.test-results/vitest.json`;
 const vitest = `${root}node_modules/vitest/vitest.mjs`;

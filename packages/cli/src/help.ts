@@ -28,6 +28,10 @@ Usage:
   crystal web [options]          the same session engine behind a local Web page (prints its URL)
   crystal sessions [--all]       list saved sessions (--json for a machine-readable list)
   crystal export ID [--out FILE] write a session as JSON with its images inlined
+  crystal login [PROVIDER]       store a provider's API key (asked without echo, or from stdin)
+  crystal logout [PROVIDER]      remove a stored key
+  crystal models [PROVIDER]      list the models a provider serves (--json; 'models add P M')
+  crystal demo [--run]           an offline demo against a scripted fake provider, no key needed
   crystal checkpoints ID|gc      list a session's checkpoints (--json), or free old ones
   crystal rewind ID --to N       restore files and conversation to before message N (--code, --chat, --force)
   crystal --version              print the version

@@ -38,6 +38,14 @@ async function main(argv: string[]): Promise<number> {
     const { checkpointsCommand, rewindCommand } = await import('./checkpoints-command.js');
     return command === 'rewind' ? rewindCommand(rest) : checkpointsCommand(rest);
   }
+  if (command === 'login' || command === 'logout' || command === 'models') {
+    const setup = await import('./setup-commands.js');
+    return (command === 'login' ? setup.loginCommand : command === 'logout' ? setup.logoutCommand : setup.modelsCommand)(rest);
+  }
+  if (command === 'demo') {
+    const { demoCommand } = await import('./demo-command.js');
+    return demoCommand(rest);
+  }
   if (command !== undefined && !command.startsWith('-')) {
     process.stderr.write(`crystal: unknown command '${command}'. Run 'crystal --help' for the commands.\n`);
     return 1;

@@ -1,7 +1,16 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { assembleWorkspaceTools, ImageError, loadConfig, resolveHome, Session, taggedMarker, UsageError } from '@crystal/engine';
+import {
+  assembleWorkspaceTools,
+  ImageError,
+  loadConfig,
+  resolveHome,
+  Session,
+  taggedMarker,
+  UsageError,
+  withServedOllamaModels,
+} from '@crystal/engine';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
 
@@ -14,7 +23,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   }
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
-  const config = loadConfig(home);
+  // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
+  const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
   // A call that would ask the operator is denied, and the question tool is dismissed (CLI-2).
   let operatorDenied = false;
   let sessionId = '';

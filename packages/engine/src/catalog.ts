@@ -45,9 +45,24 @@ export const STARTER_PROVIDERS: Readonly<Record<string, ProviderConfig>> = {
 export const DEFAULT_PROVIDER = 'deepseek';
 export const DEFAULT_MODEL = 'deepseek-flash';
 
+/**
+ * The catalog: starters, then each `providers` entry. An entry for a built-in provider
+ * overlays it (its `models` add to the starter's), so `{"deepseek": {"apiKey": "..."}}` works
+ * (SETUP-4); load.ts has checked that any other entry is complete.
+ */
 export function catalogOf(config: Config): Record<string, ProviderConfig> {
-  return { ...STARTER_PROVIDERS, ...(config.providers ?? {}) };
+  const catalog: Record<string, ProviderConfig> = { ...STARTER_PROVIDERS };
+  for (const [name, entry] of Object.entries(config.providers ?? {})) {
+    const base = STARTER_PROVIDERS[name];
+    const defined = Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined));
+    const models = SERVED_ENTRIES.has(entry) ? entry.models : { ...base?.models, ...(entry.models ?? {}) };
+    catalog[name] = (base ? { ...base, ...defined, models } : defined) as ProviderConfig;
+  }
+  return catalog;
 }
+
+/** Entries whose models are what the server lists right now: they replace the starter's guesses. */
+export const SERVED_ENTRIES = new WeakSet<object>();
 
 export interface Selection {
   readonly providerName: string;
@@ -71,8 +86,7 @@ export function selectModel(
   const ids = Object.keys(provider.models);
   const sameProvider = flags.provider === undefined || flags.provider === config.provider;
   let modelId = flags.model ?? (sameProvider ? config.model : undefined);
-  if (modelId === undefined && providerName === DEFAULT_PROVIDER && !config.providers?.[DEFAULT_PROVIDER])
-    modelId = DEFAULT_MODEL;
+  if (modelId === undefined && providerName === DEFAULT_PROVIDER && provider.models[DEFAULT_MODEL]) modelId = DEFAULT_MODEL;
   if (modelId === undefined) {
     if (ids.length !== 1) {
       throw new UsageError(

@@ -601,6 +601,12 @@ export class SessionController {
       case 'rewind':
       case 'undo':
         return checkpointCommand(this.active, command.spec.name, arg);
+      case 'login':
+        // The terminal asks for the key itself, off the composer; other surfaces cannot hide it.
+        return {
+          kind: 'error',
+          text: `/login needs the terminal, where the key is asked for without echo. In a shell run: crystal login ${arg || this.active.provider}`,
+        };
       default:
         return { kind: 'error', text: `/${command.spec.name} is not available yet in this version.` };
     }

@@ -27,4 +27,7 @@ export * from './tools/catalog.js';
 export * from './tools/fence.js';
 export * from './tools/image-tools.js';
 export * from './trust.js';
+export * from './discovery.js';
+export { editConfig, persistPreferences } from './preferences.js';
+export * from './config/json-edit.js';
 export * from './checkpoints/index.js';

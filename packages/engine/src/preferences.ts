@@ -1,25 +1,25 @@
 /**
  * Preference commands persist at once (reference §9.6): `/model` writes `provider`/`model`,
- * `/thinking` writes `thinkingEffort`, into `config.json`, keeping every other key and its
- * order. A config that does not parse is never rewritten (CONF-5).
+ * `/thinking` writes `thinkingEffort`, into `config.json`, changing only those keys and
+ * keeping the file's own formatting (SETUP-3). A config that does not parse is never
+ * rewritten (CONF-5).
  */
-import { readFileSync } from 'node:fs';
-import { writeFileAtomic } from './atomic-write.js';
 import type { ProviderConfig } from './config/schema.js';
+import { editJsonFile, type JsonEdit } from './config/json-edit.js';
 import { configPath, parseConfigText } from './config/load.js';
 import { UsageError } from './errors.js';
 
-export async function persistPreferences(home: string, values: Record<string, string>): Promise<void> {
+export async function persistPreferences(home: string, values: Record<string, unknown>): Promise<void> {
+  await editConfig(
+    home,
+    Object.entries(values).map(([key, value]) => ({ path: [key], value })),
+  );
+}
+
+/** Every write of `config.json` goes through here: only the named keys change (SETUP-3). */
+export async function editConfig(home: string, edits: readonly JsonEdit[]): Promise<void> {
   const file = configPath(home);
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  parseConfigText(text, file);
-  const current = text.trim() === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
-  await writeFileAtomic(file, `${JSON.stringify({ ...current, ...values }, null, 2)}\n`);
+  await editJsonFile(file, edits, (text) => parseConfigText(text.replace(/^\uFEFF/, ''), file));
 }
 
 /**

@@ -61,6 +61,12 @@ describe('ollama adapter against the fake server', () => {
     expect(fake?.requests[0]?.headers.authorization).toBe('Bearer ollama-cloud-key');
   });
 
+  it('SETUP-3 sends the catalog context window as options.num_ctx (Ollama defaults to a few thousand)', async () => {
+    const c = await client([{ text: 'ok' }], { contextWindow: 131072 });
+    await collect(c);
+    expect((fake?.requests[0]?.body as { options?: unknown }).options).toEqual({ num_ctx: 131072 });
+  });
+
   it('sends maxTokens as options.num_predict, the temperature, and the tools as functions', async () => {
     const c = await client([{ text: 'ok' }], { maxTokens: 512, temperature: 0.2 });
     const parameters = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };

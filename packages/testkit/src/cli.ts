@@ -35,6 +35,7 @@ export async function main(argv: string[]): Promise<void> {
     replies: script.replies,
     whenExhausted: script.whenExhausted ?? 'repeat-last',
     port: Number(values.port),
+    ...(script.models ? { models: script.models } : {}),
   });
   const record = values.record;
   if (record) {

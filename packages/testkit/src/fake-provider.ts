@@ -7,6 +7,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { FakeReply, FakeScript } from './script.js';
 import type { WireEncoder } from './wire.js';
+import { answerModels, DEFAULT_FAKE_MODELS, type FakeModel } from './models-endpoint.js';
 import { wireByName } from './wires/index.js';
 
 export interface RecordedRequest {
@@ -26,6 +27,10 @@ export interface FakeProviderOptions {
   readonly port?: number;
   /** Chooses the reply from the request itself (used when the order of requests is not fixed). */
   readonly replyFor?: (request: { readonly path: string; readonly body: unknown }) => FakeReply;
+  /** What the wire's model-list endpoint serves (default DEFAULT_FAKE_MODELS). */
+  readonly models?: readonly FakeModel[];
+  /** When set, a model-list request with another key gets the wire's 401. */
+  readonly requireKey?: string;
   /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
   readonly tls?: { readonly key: string; readonly cert: string };
 }
@@ -39,6 +44,8 @@ export class FakeProvider {
   private readonly sockets = new Set<import('node:net').Socket>();
 
   private replyFor: FakeProviderOptions['replyFor'];
+  private models: readonly FakeModel[] = DEFAULT_FAKE_MODELS;
+  private requireKey: string | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -60,6 +67,8 @@ export class FakeProvider {
     const server = options.tls ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }) : createServer();
     const fake = new FakeProvider(server, wire, options.replies ?? [], options.whenExhausted ?? 'repeat-last');
     fake.replyFor = options.replyFor;
+    if (options.models) fake.models = options.models;
+    fake.requireKey = options.requireKey;
     server.on('request', (req, res) => void fake.handle(req, res));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -107,6 +116,7 @@ export class FakeProvider {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (await this.handleModels(req, res)) return;
     if (this.replyFor) return this.handleWith(req, res, this.replyFor);
     const reply = this.nextReply();
     const path = req.url ?? '/';
@@ -125,6 +135,39 @@ export class FakeProvider {
     this.requests.push({ method: req.method ?? 'GET', path, headers: lowerHeaders(req), rawBody, body });
 
     await this.respond(res, reply, path, body);
+  }
+
+  /** Answers the wire's model-list endpoints (SETUP-3); false when the request is not one. */
+  private async handleModels(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const path = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const isList = /\/(models|api\/tags|api\/show)(\?|$)/.test(path);
+    if (!isList) return false;
+    const rawBody = await readBody(req);
+    let body: unknown;
+    try {
+      body = rawBody === '' ? undefined : JSON.parse(rawBody);
+    } catch {
+      body = undefined;
+    }
+    const answer = answerModels(this.wire.name, method, path, body, this.models);
+    if (!answer) return false;
+    const headers = lowerHeaders(req);
+    this.requests.push({ method, path, headers, rawBody, body });
+    if (this.requireKey !== undefined) {
+      const given =
+        headers['x-api-key'] ??
+        headers['x-goog-api-key'] ??
+        (headers.authorization?.startsWith('Bearer ') ? headers.authorization.slice(7) : undefined);
+      if (given !== this.requireKey) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(this.wire.errorBody(401, 'fake provider: invalid API key')));
+        return true;
+      }
+    }
+    res.writeHead(answer.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(answer.body));
+    return true;
   }
 
   /** Reads the request first, then lets `replyFor` choose the reply from it. */

@@ -55,6 +55,8 @@ export interface FakeScript {
   readonly replies: readonly FakeReply[];
   /** When the replies run out: repeat the last one (default) or answer 500. */
   readonly whenExhausted?: 'repeat-last' | 'error';
+  /** What the model-list endpoint serves (SETUP-3). */
+  readonly models?: readonly import('./models-endpoint.js').FakeModel[];
 }
 
 /** Splits text into word-sized deltas that keep every character. */

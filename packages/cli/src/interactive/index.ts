@@ -5,7 +5,14 @@
  * back to sequential plain text (TUI-7).
  */
 import { resolve } from 'node:path';
-import { loadConfig, resolveHome, SessionController, UsageError } from '@crystal/engine';
+import {
+  assertConnectable,
+  loadConfig,
+  resolveHome,
+  SessionController,
+  UsageError,
+  withServedOllamaModels,
+} from '@crystal/engine';
 import { type ClipboardReader, defaultClipboardReader } from './clipboard.js';
 import { parseInteractiveOptions } from './options.js';
 import { ensureTrusted } from '../trust-prompt.js';
@@ -17,13 +24,18 @@ export interface InteractiveDeps {
   readonly readClipboardImage?: ClipboardReader;
   readonly stdin?: NodeJS.ReadStream;
   readonly stdout?: NodeJS.WriteStream;
+  /** Sent as the first message once the terminal is up (`crystal demo`). */
+  readonly firstPrompt?: string;
 }
 
 export async function interactiveCommand(argv: readonly string[], deps: InteractiveDeps = {}): Promise<number> {
   const options = parseInteractiveOptions(argv);
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
-  const config = loadConfig(home);
+  // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
+  const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
+  // SETUP-4: no key means a few lines on connecting a provider, before any trust question.
+  if (options.resume === undefined && !options.continue) assertConnectable(home, config, options);
   await ensureTrusted(home, workspace, config, {
     stdin: deps.stdin ?? process.stdin,
     stdout: deps.stdout ?? process.stdout,
@@ -61,6 +73,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
           readClipboard: deps.readClipboardImage ?? defaultClipboardReader(),
           stdin,
           stdout,
+          firstPrompt: deps.firstPrompt,
         })
       : await runPlain({ controller, stdin, stdout });
   const saved = controller.session.history().length > 0;

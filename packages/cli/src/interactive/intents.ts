@@ -17,12 +17,16 @@ export interface IntentOptions {
   readonly controller: SessionController;
   readonly readClipboard: ClipboardReader;
   readonly remember?: (text: string) => void;
+  /** `/login [provider]`: the host asks for the key off the composer (SETUP-2). */
+  readonly login?: (argument: string) => void;
 }
 
 export function controllerIntents(options: IntentOptions): Intents {
   const { controller } = options;
   return {
     submit(text, spans) {
+      const login = /^\/login(?:\s+(.*))?$/.exec(text.trim());
+      if (login && options.login) return options.login(login[1] ?? '');
       // IMG-4: only the attached spans get the provenance prefix; typed look-alikes stay plain.
       controller.submit(spans.length > 0 ? tagAttachedSpans(text, spans) : text);
     },

@@ -7,6 +7,7 @@ import { TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
 import { pickerCommands } from './completions.js';
 import { controllerIntents } from './intents.js';
+import { loginInTerminal } from './login.js';
 import { appendHistory, loadHistory } from './prompt-history.js';
 import { SessionView } from './session-view.js';
 
@@ -18,12 +19,14 @@ export interface TerminalOptions {
   readonly readClipboard: ClipboardReader;
   readonly stdin: NodeJS.ReadStream;
   readonly stdout: NodeJS.WriteStream;
+  readonly firstPrompt?: string | undefined;
 }
 
 /** Runs until the session quits; resolves the id of the session that was open last. */
 export function runTerminal(options: TerminalOptions): Promise<string> {
   const { controller, stdin, stdout, home } = options;
   const workspace = controller.session.workspace;
+  let login: ((argument: string) => void) | undefined;
   const app = new TerminalApp({
     host: {
       write: (data) => void stdout.write(data),
@@ -33,6 +36,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       controller,
       readClipboard: options.readClipboard,
       remember: (text) => void appendHistory(home, workspace, text),
+      login: (argument) => login?.(argument),
     }),
     status: {
       mode: controller.mode,
@@ -90,6 +94,20 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       resolve(sessionId);
     };
     view.onQuit = finish;
+    login = (argument) =>
+      void loginInTerminal(
+        {
+          app,
+          stdin,
+          stdout,
+          home,
+          config: options.config,
+          currentProvider: () => controller.session.provider,
+          detachKeys: () => stdin.off('data', onData),
+          attachKeys: () => stdin.on('data', onData),
+        },
+        argument,
+      );
     process.on('exit', restore);
     process.on('uncaughtException', onCrash);
     process.on('SIGTERM', onSignal);
@@ -100,5 +118,6 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     stdout.on('resize', onResize);
     app.start();
     stdin.resume();
+    if (options.firstPrompt) controller.submit(options.firstPrompt);
   });
 }

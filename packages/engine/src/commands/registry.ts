@@ -74,6 +74,13 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { name: 'undo', aliases: [], usage: '/undo', summary: "Undo the last turn's file changes.", phase: 'idle-only' },
   { name: 'btw', aliases: ['side'], usage: '/btw <question>', summary: 'Ask a side question.', phase: 'side' },
+  {
+    name: 'login',
+    aliases: [],
+    usage: '/login [provider]',
+    summary: 'Store an API key (asked without echo).',
+    phase: 'idle-only',
+  },
   { name: 'quit', aliases: ['q', 'exit'], usage: '/quit', summary: 'Exit.', phase: 'quit' },
 ];
 

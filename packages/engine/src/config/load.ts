@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import { keyLines, lineOfPath, parseJson } from './json-locate.js';
 import { deepestIssue, type Issue } from '../zod-issues.js';
 import { type Config, configSchema } from './schema.js';
+import { STARTER_PROVIDERS } from '../catalog.js';
 
 export function configPath(home: string): string {
   return join(home, 'config.json');
@@ -38,11 +39,39 @@ export function parseConfigText(text: string, file: string): Config {
     throw new ConfigError(file, undefined, 1, 'expected a JSON object at the top level.');
   }
   const result = configSchema.safeParse(parsed.value);
-  if (result.success) return result.data;
+  if (result.success) {
+    checkNewProviders(result.data, text, file);
+    return result.data;
+  }
   const { issue, path } = deepestIssue(result.error.issues[0] as Issue, expectationOf);
   const line = lineOfPath(keyLines(text), path);
   throw new ConfigError(file, path.join('.') || undefined, line, `${describeIssue(issue)}; the file was left unchanged.`);
 }
+
+/** A provider that is not built in must say how to reach it (a built-in one may be partial). */
+function checkNewProviders(config: Config, text: string, file: string): void {
+  for (const [name, entry] of Object.entries(config.providers ?? {})) {
+    if (STARTER_PROVIDERS[name]) continue;
+    for (const key of ['protocol', 'baseUri', 'models'] as const) {
+      if (entry[key] !== undefined) continue;
+      const path = ['providers', name, key];
+      const hint =
+        key === 'protocol'
+          ? `one of ${PROTOCOL_NAMES.map((p) => JSON.stringify(p)).join(', ')}`
+          : key === 'baseUri'
+            ? 'the API root, such as "http://127.0.0.1:8080/v1/"'
+            : 'an object of model ids, such as { "my-model": { "contextWindow": 128000 } }';
+      throw new ConfigError(
+        file,
+        path.join('.'),
+        lineOfPath(keyLines(text), path),
+        `is required for '${name}', which is not a built-in provider (${Object.keys(STARTER_PROVIDERS).join(', ')}); set it to ${hint}; the file was left unchanged.`,
+      );
+    }
+  }
+}
+
+const PROTOCOL_NAMES = ['openai', 'responses', 'deepseek', 'anthropic', 'gemini', 'ollama'] as const;
 
 function expectationOf(issue: Issue): string {
   if (issue.code === 'invalid_value' && issue.values) return issue.values.map((v) => JSON.stringify(v)).join(' or ');

@@ -37,6 +37,20 @@ export const providerSchema = z.object({
   models: z.record(z.string(), modelSchema),
 });
 
+/**
+ * A `providers` entry in config.json. A built-in provider's entry may be partial (only
+ * `apiKey`, or one more model): it overlays the starter entry (SETUP-4). A new provider needs
+ * `protocol`, `baseUri` and `models`, which load.ts checks with the key's line.
+ */
+export const providerEntrySchema = z.object({
+  protocol: z.optional(providerSchema.shape.protocol),
+  baseUri: z.optional(providerSchema.shape.baseUri),
+  apiKey: z.optional(z.string()),
+  apiKeyEnvironment: z.optional(z.string()),
+  requiresApiKey: z.optional(z.boolean()),
+  models: z.optional(z.record(z.string(), modelSchema)),
+});
+
 export const executionBudgetSchema = z.union([
   z.literal('unlimited'),
   z.object({
@@ -52,7 +66,7 @@ export const configSchema = z.object({
   thinkingEffort: z.optional(effort),
   approval: z.optional(z.enum(['default', 'edit', 'full'])),
   providers: z.optional(
-    z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'provider names use letters, digits, - and _')), providerSchema),
+    z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'provider names use letters, digits, - and _')), providerEntrySchema),
   ),
   retry: z.optional(
     z.object({
@@ -98,4 +112,5 @@ export const configSchema = z.object({
 
 export type Config = z.output<typeof configSchema>;
 export type ProviderConfig = z.output<typeof providerSchema>;
+export type ProviderEntry = z.output<typeof providerEntrySchema>;
 export type ModelConfig = z.output<typeof modelSchema>;

@@ -161,6 +161,9 @@ export function encodeRequest(request: ChatRequest, options: OllamaWireOptions):
   }
   const sampling: Record<string, unknown> = {};
   if (options.model.maxTokens !== undefined) sampling.num_predict = options.model.maxTokens;
+  // Ollama's own default context is a few thousand tokens whatever the model can take; the
+  // catalog's window (from api/show when discovered, SETUP-3) is what compaction counts against.
+  if (options.model.contextWindow !== undefined) sampling.num_ctx = options.model.contextWindow;
   if (options.model.temperature !== undefined) sampling.temperature = options.model.temperature;
   if (Object.keys(sampling).length > 0) body.options = sampling;
   const think = thinkValue(options.model, request.thinking);

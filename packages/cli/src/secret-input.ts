@@ -1,0 +1,65 @@
+/**
+ * Reads a secret (SETUP-2): on a terminal, in raw mode with nothing echoed (Backspace edits,
+ * Ctrl+C aborts, Enter ends); when standard input is a pipe or file, its first line.
+ */
+import { UsageError } from '@crystal/engine';
+
+export interface SecretOptions {
+  /** Where the prompt goes (standard error by default). */
+  readonly output?: NodeJS.WritableStream;
+  /** Leave the terminal raw and reading afterwards (the terminal UI takes it back). */
+  readonly keepRaw?: boolean;
+}
+
+export async function readSecret(
+  prompt: string,
+  stdin: NodeJS.ReadStream = process.stdin,
+  options: SecretOptions = {},
+): Promise<string> {
+  const output = options.output ?? process.stderr;
+  if (!stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(chunk as Buffer);
+    return (Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '').trim();
+  }
+  output.write(prompt);
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  stdin.resume();
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      let value = '';
+      const onData = (data: string): void => {
+        // A paste arrives as one chunk, possibly wrapped in bracketed-paste markers.
+        const text = data.replace(/\x1b\[20[01]~/g, '');
+        for (const ch of text) {
+          if (ch === '\r' || ch === '\n') {
+            stdin.off('data', onData);
+            resolve(value);
+            return;
+          }
+          if (ch === '\u0003') {
+            stdin.off('data', onData);
+            reject(new UsageError('Cancelled; nothing was stored.'));
+            return;
+          }
+          if (ch === '\u0004' && value === '') {
+            stdin.off('data', onData);
+            resolve('');
+            return;
+          }
+          if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+          else if (ch === '\u0015') value = '';
+          else if (ch >= ' ') value += ch;
+        }
+      };
+      stdin.on('data', onData);
+    });
+  } finally {
+    if (!options.keepRaw) {
+      stdin.setRawMode(false);
+      stdin.pause();
+    }
+    output.write('\r\n');
+  }
+}
