@@ -192,3 +192,26 @@ describe('/rewind and /undo through the controller', () => {
     expect(ctl.session.history().some((m) => m.content.some((p) => p.type === 'text' && p.text === 'third message'))).toBe(true);
   });
 });
+
+describe('hostile workspace', () => {
+  it('CKPT-4 a folder replaced by a link to outside the workspace is never written through by a restore', async () => {
+    const { mkdirSync, symlinkSync, rmSync, existsSync } = await import('node:fs');
+    const home = temp('crystal-ckpt-link-home-');
+    const ws = temp('crystal-ckpt-link-ws-');
+    const outside = temp('crystal-ckpt-outside-');
+    mkdirSync(join(ws, 'sub'));
+    writeFileSync(join(ws, 'sub', 'f.txt'), 'inside\n');
+    const checkpoints = new Checkpoints({ home, workspace: ws, sessionId: 'link-session' });
+    await checkpoints.beforeTurn(1, 'turn', []);
+    await checkpoints.aroundBatch(1, [{ id: 'c', name: 'bash', arguments: '{}', input: {} }], async () => {
+      // The batch deletes the folder and puts a link to a folder outside in its place.
+      rmSync(join(ws, 'sub'), { recursive: true });
+      symlinkSync(outside, join(ws, 'sub'));
+      return [];
+    });
+    const result = await checkpoints.rewind({ to: 1, code: true, chat: false, force: true });
+    expect(existsSync(join(outside, 'f.txt'))).toBe(false);
+    expect(result.notRestorable.map((n) => n.path)).toEqual(['sub/f.txt']);
+    expect(result.notRestorable[0]?.reason).toContain('leads outside the workspace through a link');
+  });
+});

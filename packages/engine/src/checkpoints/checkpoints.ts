@@ -523,6 +523,8 @@ export class Checkpoints {
 
   /** One file: temp beside it + fsync + rename (never half-written); a deletion is an unlink. */
   private async writeTarget(absolute: string, target: FileState): Promise<void> {
+    // A folder on the way that became a link (to outside the workspace) is never written through.
+    this.insideForReal(dirname(absolute));
     if (target.kind === 'absent') {
       await fs.rm(absolute, { force: true });
       return;
@@ -530,6 +532,7 @@ export class Checkpoints {
     if (target.kind !== 'file') return;
     const bytes = await this.store.get(target.hash);
     await fs.mkdir(dirname(absolute), { recursive: true });
+    this.insideForReal(dirname(absolute));
     const temp = `${absolute}.crystal-restore-${process.pid}.tmp`;
     const handle = await fs.open(temp, 'w', target.mode);
     try {
@@ -540,6 +543,20 @@ export class Checkpoints {
       await handle.close();
     }
     await fs.rename(temp, absolute);
+  }
+
+  private insideForReal(dir: string): void {
+    let real: string | undefined;
+    // The nearest folder that exists decides where a mkdir would land.
+    for (let at = dir; real === undefined; at = dirname(at)) {
+      try {
+        real = realpathSync(at);
+      } catch {
+        if (dirname(at) === at) return;
+      }
+    }
+    if (real !== this.workspace && !real.startsWith(this.workspace + sep))
+      throw new Error(`not restored: its folder now leads outside the workspace through a link (${real})`);
   }
 
   /** What a path holds now, by content hash (nothing is stored). */
