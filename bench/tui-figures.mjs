@@ -13,6 +13,10 @@
  * - in-process, the cost of one frame while text streams at 10 vs 5,000 transcript items (the
  *   renderer's own figure, the one an Ink spike would have been compared on).
  *
+ * Every figure is measured for both views side by side (TUIX-8): `inline` (the default: finished
+ * entries in the terminal's scroll-back, only the live region repainted) and `fullscreen` (the
+ * alternate-screen view), the figure name saying which.
+ *
  * Each figure is one JSON line with `met`. Set BENCH_RUNS to change the startup runs (default 10).
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -30,6 +34,7 @@ const ROWS = 40;
 const TOKENS = 20_000;
 const FRAME_END = '\x1b[?2026l';
 const TICK_MS = 10; // CLK_TCK = 100 on Linux
+const VIEWS = ['inline', 'fullscreen'];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const round = (n, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
@@ -122,14 +127,14 @@ async function floorOnce(env) {
   return first;
 }
 
-async function startupFigures(home, cwd) {
+async function startupFigures(home, cwd, view) {
   const runs = runCount(10);
   const env = { home, cwd };
   const first = [];
   const ready = [];
   const floor = [];
   for (let i = 0; i < runs + 2; i++) {
-    const sample = await startupOnce([process.execPath, crystal], env);
+    const sample = await startupOnce([process.execPath, crystal, `--${view}`], env);
     const bare = await floorOnce(env);
     if (i < 2) continue;
     first.push(sample.first);
@@ -140,7 +145,7 @@ async function startupFigures(home, cwd) {
   const firstMs = median(first);
   const readyMs = median(ready);
   printFigure({
-    figure: 'tui: first painted frame from spawn (120x40 pty)',
+    figure: `tui (${view}): first painted frame from spawn (120x40 pty)`,
     median_ms: round(firstMs),
     min_ms: round(Math.min(...first)),
     max_ms: round(Math.max(...first)),
@@ -151,7 +156,7 @@ async function startupFigures(home, cwd) {
     runs,
   });
   printFigure({
-    figure: 'tui: ready for input (first key echoed) from spawn',
+    figure: `tui (${view}): ready for input (first key echoed) from spawn`,
     median_ms: round(readyMs),
     min_ms: round(Math.min(...ready)),
     max_ms: round(Math.max(...ready)),
@@ -215,12 +220,12 @@ function writeSession(home, workspace, items) {
   return id;
 }
 
-async function streamUnder(items, fake, home) {
+async function streamUnder(items, fake, home, view) {
   const workspace = tempDir('crystal-bench-ws-');
   const id = writeSession(home, workspace, items);
   fake.enqueue({ textTokens: TOKENS, delayMs: 2, usage: { input: 10, output: TOKENS } });
   const before = fake.requests.length;
-  const run = spawnPty([process.execPath, crystal, '--resume', id], { home, cwd: workspace });
+  const run = spawnPty([process.execPath, crystal, '--resume', id, `--${view}`], { home, cwd: workspace });
   await until(run, (o) => o.includes('parseThing') && o.includes(FRAME_END), 15_000, 'resumed frame');
   run.proc.write('go\r');
   while (fake.requests.length === before) await sleep(1);
@@ -242,8 +247,8 @@ async function streamUnder(items, fake, home) {
  * it wrote meanwhile (0: nothing repaints) and its RSS. Runs beside the other figures; CPU time is
  * per process.
  */
-function idleProbe(home) {
-  const run = spawnPty([process.execPath, crystal], { home, cwd: tempDir('crystal-bench-ws-') });
+function idleProbe(home, view) {
+  const run = spawnPty([process.execPath, crystal, `--${view}`], { home, cwd: tempDir('crystal-bench-ws-') });
   return (async () => {
     await until(run, (o) => o.includes(FRAME_END), 10_000, 'idle first frame');
     const window = async (from, to) => {
@@ -301,12 +306,13 @@ async function runFloor(fake, home) {
 
 // ---- in-process frame cost -------------------------------------------------------------------
 
-async function frameCost(items) {
+async function frameCost(items, view) {
   await loadMarkdown();
   let written = 0;
   const app = new TerminalApp({
     host: { write: (d) => (written += d.length), size: () => ({ cols: COLS, rows: ROWS }) },
     intents: {},
+    view,
     status: {
       mode: 'work',
       approval: 'default',
@@ -341,59 +347,64 @@ async function frameCost(items) {
 const fake = await FakeProvider.start({ replies: [], whenExhausted: 'error' });
 const home = tempHome(fakeConfig(fake.baseUri));
 try {
-  const idle = idleProbe(home.path);
-  await startupFigures(home.path, tempDir('crystal-bench-ws-'));
+  const idle = Object.fromEntries(VIEWS.map((view) => [view, idleProbe(home.path, view)]));
+  for (const view of VIEWS) await startupFigures(home.path, tempDir('crystal-bench-ws-'), view);
   const floor = await runFloor(fake, home.path);
-  const small = await streamUnder(10, fake, home.path);
-  const large = await streamUnder(5000, fake, home.path);
-  for (const [label, r] of [
-    ['10-item', small],
-    ['5,000-item', large],
-  ]) {
+  for (const view of VIEWS) {
+    const small = await streamUnder(10, fake, home.path, view);
+    const large = await streamUnder(5000, fake, home.path, view);
+    for (const [label, r] of [
+      ['10-item', small],
+      ['5,000-item', large],
+    ]) {
+      printFigure({
+        figure: `tui (${view}): CPU per 1,000 streamed tokens under a ${label} transcript`,
+        cpu_ms_per_1000_tokens: round(r.cpuPer1000),
+        goal_ms: 150,
+        met: r.cpuPer1000 < 150,
+        engine_floor_ms: round(floor),
+        tui_share_ms: round(r.cpuPer1000 - floor),
+        tokens_per_second: round(r.tokensPerSecond),
+        stream_seconds: round(r.seconds),
+        rss_mb_after: round(r.rss),
+      });
+    }
+    const ratio = large.cpuPer1000 / small.cpuPer1000;
     printFigure({
-      figure: `tui: CPU per 1,000 streamed tokens under a ${label} transcript`,
-      cpu_ms_per_1000_tokens: round(r.cpuPer1000),
-      goal_ms: 150,
-      met: r.cpuPer1000 < 150,
-      engine_floor_ms: round(floor),
-      tui_share_ms: round(r.cpuPer1000 - floor),
-      tokens_per_second: round(r.tokensPerSecond),
-      stream_seconds: round(r.seconds),
-      rss_mb_after: round(r.rss),
+      figure: `tui (${view}): streaming CPU, 5,000-item vs 10-item transcript`,
+      ratio: round(ratio, 3),
+      goal: 1.2,
+      met: ratio < 1.2,
     });
   }
-  const ratio = large.cpuPer1000 / small.cpuPer1000;
-  printFigure({
-    figure: 'tui: streaming CPU, 5,000-item vs 10-item transcript',
-    ratio: round(ratio, 3),
-    goal: 1.2,
-    met: ratio < 1.2,
-  });
-  const idleResult = await idle;
-  printFigure({
-    figure: 'tui: idle CPU over 10 s (from 13 s after the first frame)',
-    cpu_ms: idleResult.settled.cpuMs,
-    bytes_written: idleResult.settled.bytes,
-    first_window_cpu_ms: idleResult.first.cpuMs,
-    first_window_bytes: idleResult.first.bytes,
-    resolution_ms: TICK_MS,
-    goal_ms: 0,
-    met: idleResult.settled.cpuMs === 0 && idleResult.settled.bytes === 0,
-  });
-  printFigure({ figure: 'tui: idle RSS', rss_mb: round(idleResult.rss), goal_mb: 100, met: idleResult.rss < 100 });
-
-  await frameCost(10); // warm-up: both measured runs get the same optimised code
-  const f10 = await frameCost(10);
-  const f5000 = await frameCost(5000);
-  const frameRatio = f5000.perFrameMs / f10.perFrameMs;
-  printFigure({
-    figure: 'tui: in-process frame while streaming, 5,000 vs 10 transcript items',
-    frame_ms_10: round(f10.perFrameMs, 3),
-    frame_ms_5000: round(f5000.perFrameMs, 3),
-    ratio: round(frameRatio, 3),
-    goal: 1.2,
-    met: frameRatio < 1.2,
-  });
+  for (const view of VIEWS) {
+    const idleResult = await idle[view];
+    printFigure({
+      figure: `tui (${view}): idle CPU over 10 s (from 13 s after the first frame)`,
+      cpu_ms: idleResult.settled.cpuMs,
+      bytes_written: idleResult.settled.bytes,
+      first_window_cpu_ms: idleResult.first.cpuMs,
+      first_window_bytes: idleResult.first.bytes,
+      resolution_ms: TICK_MS,
+      goal_ms: 0,
+      met: idleResult.settled.cpuMs === 0 && idleResult.settled.bytes === 0,
+    });
+    printFigure({ figure: `tui (${view}): idle RSS`, rss_mb: round(idleResult.rss), goal_mb: 100, met: idleResult.rss < 100 });
+  }
+  for (const view of VIEWS) {
+    await frameCost(10, view); // warm-up: both measured runs get the same optimised code
+    const f10 = await frameCost(10, view);
+    const f5000 = await frameCost(5000, view);
+    const frameRatio = f5000.perFrameMs / f10.perFrameMs;
+    printFigure({
+      figure: `tui (${view}): in-process frame while streaming, 5,000 vs 10 transcript items`,
+      frame_ms_10: round(f10.perFrameMs, 3),
+      frame_ms_5000: round(f5000.perFrameMs, 3),
+      ratio: round(frameRatio, 3),
+      goal: 1.2,
+      met: frameRatio < 1.2,
+    });
+  }
 } finally {
   await fake.close();
   home.dispose();

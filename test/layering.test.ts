@@ -5,8 +5,10 @@ import { describe, expect, it } from 'vitest';
 /** The allowed package imports of DESIGN.md: the TUI never imports the engine, core imports nothing. */
 const allowed: Record<string, string[]> = {
   core: [],
+  // The OS sandbox: wraps a command; never imports the engine (the engine composes it).
+  sandbox: [],
   providers: ['core'],
-  engine: ['core', 'providers'],
+  engine: ['core', 'providers', 'sandbox'],
   tui: ['core'],
   web: ['core', 'engine'],
   testkit: ['core'],

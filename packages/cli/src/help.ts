@@ -24,6 +24,7 @@ export const HELP = {
 Usage:
   crystal [options]              interactive session in the current folder
   crystal -r ID | --resume ID    resume a saved session interactively (--continue: the newest here)
+  crystal -r                     pick a session of this folder to resume from a searchable list
   crystal run [options] [PROMPT] run one turn without a terminal UI
   crystal web [options]          the same session engine behind a local Web page (prints its URL)
   crystal sessions [--all]       list saved sessions (--json for a machine-readable list)
@@ -39,6 +40,9 @@ Usage:
 
 Options:
 ${SESSION_FLAGS}
+      --fullscreen           the alternate-screen view (config: "terminalView": "fullscreen")
+      --inline               the inline view, the default: the conversation stays in the
+                             terminal's scroll-back
 
 Configuration lives in Home (~/.crystal/config.json). See 'crystal run --help'.
 `,

@@ -26,7 +26,7 @@ describe('approval cards in the terminal', () => {
     expect(card).toContain('Risk Write');
     expect(card).toContain('Authority Workspace');
     expect(card).toContain('notes/hello.txt');
-    expect(card).toContain('+first line');
+    expect(card).toContain('+ 1 │ first line');
     expect(card).toMatch(/\[Y\] Once\s+\[S\] Session\s+\[A\] Always\s+\[N\] Deny/);
     expect(card).toMatch(/Awaiting Approval · \d/);
     session.write('y');
@@ -35,7 +35,7 @@ describe('approval cards in the terminal', () => {
     expect(screen).not.toContain('Approve Write?');
     // The tool card: Title Case name, one-line summary, capped diff.
     expect(screen).toMatch(/● Write notes\/hello\.txt/);
-    expect(screen).toContain('│ +second line');
+    expect(screen).toContain('│ + 2 │ second line');
     expect(readFileSync(join(workspace, 'notes/hello.txt'), 'utf8')).toBe('first line\nsecond line\n');
   });
 

@@ -14,8 +14,11 @@ const MARKDOWN =
   '# Plan Of Work\n\nThis is **very bold** and `inline code`.\n\n- first item\n- second item\n\n```ts\nconst answer = 42;\n```\n';
 
 describe('crystal (interactive) in a terminal', () => {
-  it('TUI-1 TUI-2 TUI-3 a typed prompt streams back as Markdown under a status bar', async () => {
-    current = await scenario({ replies: [{ text: MARKDOWN, usage: { input: 1200, output: 340 }, delayMs: 5 }] });
+  it('TUI-1 TUI-2 TUI-3 TUIX-8 --fullscreen: a typed prompt streams back as Markdown under a status bar', async () => {
+    current = await scenario({
+      args: ['--fullscreen'],
+      replies: [{ text: MARKDOWN, usage: { input: 1200, output: 340 }, delayMs: 5 }],
+    });
     const { session } = current;
     await session.waitFor('Type a message');
     // TUI-3: mode, approval mode, model, workspace, CTX, IN/OUT.
@@ -64,11 +67,11 @@ describe('crystal (interactive) in a terminal', () => {
     expect(existsSync(join(home.path, 'sessions', `${match?.[1]}.json`))).toBe(true);
   });
 
-  it('TUI-6 Tab toggles Plan and Work; Up recalls the previous prompt; Ctrl+J adds a line', async () => {
+  it('TUI-6 TUIX-2 Shift+Tab toggles Plan and Work; Up recalls the previous prompt; Ctrl+J adds a line', async () => {
     current = await scenario({ replies: [{ text: 'one' }, { text: 'two' }] });
     const { session } = current;
     await session.waitFor('Type a message');
-    session.write('\t');
+    session.write('\x1b[Z');
     await session.waitFor(/Plan │ Default/);
     expect(session.screen()).toContain('Plan › ');
     session.write('\x1b[Z');
@@ -128,9 +131,9 @@ describe('crystal (interactive) in a terminal', () => {
     await session.waitFor(/Work │ Edit │/);
   });
 
-  it('TUI-6 PageUp scrolls the transcript back and PageDown follows the bottom again', async () => {
+  it('TUI-6 TUIX-8 --fullscreen: PageUp scrolls the transcript back and PageDown follows the bottom again', async () => {
     const long = Array.from({ length: 80 }, (_, i) => `line number ${i + 1}`).join('\n\n');
-    current = await scenario({ replies: [{ text: long }] });
+    current = await scenario({ args: ['--fullscreen'], replies: [{ text: long }] });
     const { session } = current;
     await session.waitFor('Type a message');
     await session.type('long please');

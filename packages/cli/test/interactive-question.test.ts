@@ -57,3 +57,45 @@ describe('the question overlay', () => {
     expect(fake.requests).toHaveLength(2);
   });
 });
+
+describe('the question overlay as used every day', () => {
+  it('TUI-1 issue-15 the header shows, rows line up, a single choice offers no Space toggle, typing on the own-answer row is kept, and the answer is shown after', async () => {
+    current = await scenario({
+      replies: [
+        ask([
+          {
+            header: 'Database',
+            question: 'Which database should the service use?',
+            options: [
+              { label: 'Postgres', description: 'relational, the default' },
+              { label: 'SQLite', description: 'a single file' },
+            ],
+          },
+        ]),
+        { text: 'Using your choice.' },
+      ],
+    });
+    const { session, fake } = current;
+    await session.waitFor('Type a message');
+    await session.type('set up storage');
+    session.write('\r');
+    const overlay = await session.waitFor('Which database should the service use?');
+    expect(overlay).toContain('Question · Database');
+    expect(overlay).not.toContain('Space toggle');
+    const lines = session.lines();
+    const col = (text: string): number => (lines.find((l) => l.includes(text)) ?? '').indexOf(text);
+    expect(col('relational, the default')).toBe(col('a single file'));
+    expect(col('1. Postgres')).toBe(col('2. SQLite'));
+    expect(col('2. SQLite')).toBe(col('3. Type your own answer'));
+    session.write('\x1b[B\x1b[B');
+    await session.waitFor('› 3. Type your own answer');
+    // Typing on the row goes into the answer at once, not only after Enter.
+    await session.type('DuckDB');
+    await session.waitFor('3. Type your own answer: DuckDB▏');
+    session.write('\r');
+    await session.waitFor('Using your choice.');
+    expect(JSON.stringify(fake.requests[1]?.body)).toContain('DuckDB');
+    // The chosen answer stays visible under the question card.
+    expect(session.screen()).toContain('Answered: DuckDB');
+  });
+});

@@ -8,32 +8,53 @@ afterEach(async () => {
 });
 
 describe('terminal size', () => {
-  it('TUI-1 below 80x24 a centred resize notice replaces the frame, and the frame comes back on resize', async () => {
-    current = await scenario({ replies: [{ text: 'Still here after the resize.' }] });
+  it('TUI-1 TUIX-9 --fullscreen: below 40x10 a centred resize notice replaces the frame; keys typed meanwhile are kept', async () => {
+    current = await scenario({ args: ['--fullscreen'], replies: [{ text: 'Still here after the resize.' }] });
     const { session } = current;
     await session.waitFor('Type a message');
     await session.type('hi');
     session.write('\r');
     await session.waitFor('Still here after the resize.');
     await session.type('draft');
-    session.resize(60, 20);
-    const notice = await session.waitFor('Crystal Code needs a larger window');
-    expect(notice).toContain('at least 80x24, now 60x20');
+    session.resize(36, 9);
+    const notice = await session.waitFor('needs a larger');
+    expect(notice).toContain('at least 40x10, now 36x9');
     expect(notice).not.toContain('Still here');
     const lines = session.lines();
-    const row = lines.findIndex((l) => l.includes('needs a larger window'));
-    expect(row).toBeGreaterThan(5);
-    expect(row).toBeLessThan(14);
-    const col = (lines[row] as string).indexOf('Crystal Code');
-    expect(col).toBeGreaterThan(5);
-    // Input is ignored while the notice shows.
-    await session.type('zzz');
+    const row = lines.findIndex((l) => l.includes('needs a larger'));
+    expect(row).toBeGreaterThan(1);
+    expect(row).toBeLessThan(7);
+    // TUIX-9: keys typed while the notice shows are kept, not dropped.
+    await session.type(' kept');
     session.resize(100, 30);
-    const back = await session.waitFor('Still here after the resize.');
-    expect(back).toContain('Work › draft');
-    expect(back).not.toContain('zzz');
-    expect(back).not.toContain('needs a larger window');
+    const back = await session.waitFor('Work › draft kept');
+    expect(back).toContain('Still here after the resize.');
+    expect(back).not.toContain('needs a larger');
     session.resize(80, 24);
     await session.waitFor(/Work │ Default/);
+  });
+
+  it('TUIX-9 at 40x10 the session is usable: the status bar, the composer and an answer fit', async () => {
+    current = await scenario({ cols: 40, rows: 10, replies: [{ text: 'Small pane answer.' }] });
+    const { session } = current;
+    const first = await session.waitFor('Work ›');
+    expect(first).not.toContain('needs a larger');
+    expect(first).toMatch(/Work │/);
+    await session.type('hello from a small pane');
+    session.write('\r');
+    const screen = await session.waitFor('Small pane answer.');
+    expect(screen).toContain('▌ hello from a small pane');
+    for (const line of session.lines()) expect(line.length).toBeLessThanOrEqual(40);
+  });
+});
+
+describe('the first screen', () => {
+  it('TUIX-9 the first screen says where you are, with which model, and names useful keys', async () => {
+    current = await scenario({ replies: [] });
+    const { session, workspace } = current;
+    const screen = await session.waitFor('Type a message');
+    expect(screen).toContain('Crystal Code');
+    expect(screen).toContain(`Working in ${workspace} with fake/fake-model, Work mode.`);
+    expect(screen).toContain('@ attaches a file · Shift+Tab switches Plan/Work · Esc interrupts · ? lists every key and command');
   });
 });

@@ -29,6 +29,7 @@ export class PtySession {
   private waiters = new Set<() => void>();
   private pending = 0;
   private done = false;
+  private midFrame = false;
 
   private constructor(
     readonly proc: pty.IPty,
@@ -39,8 +40,15 @@ export class PtySession {
     proc.onData((data) => {
       this.output += data;
       this.pending++;
+      // A frame is one DEC 2026 synchronized update; the screen is judged only between frames,
+      // never on half a frame that a pty read cut in two.
+      const open = data.lastIndexOf('\x1b[?2026h');
+      const close = data.lastIndexOf('\x1b[?2026l');
+      const inFrame = open === -1 && close === -1 ? undefined : open > close;
       this.term.write(data, () => {
         this.pending--;
+        if (inFrame !== undefined) this.midFrame = inFrame;
+        if (this.midFrame && !this.done) return;
         for (const wake of [...this.waiters]) wake();
       });
     });
@@ -102,6 +110,19 @@ export class PtySession {
     const out: string[] = [];
     for (let i = 0; i < this.term.rows; i++) out.push(buffer.getLine(buffer.viewportY + i)?.translateToString(true) ?? '');
     return out;
+  }
+
+  /** Every row the emulator holds, scroll-back first (right-trimmed). */
+  bufferLines(): string[] {
+    const buffer = this.term.buffer.active;
+    const out: string[] = [];
+    for (let i = 0; i < buffer.length; i++) out.push(buffer.getLine(i)?.translateToString(true) ?? '');
+    return out;
+  }
+
+  /** How many rows have scrolled off the top of the screen into the scroll-back. */
+  get scrolledOff(): number {
+    return this.term.buffer.active.baseY;
   }
 
   screen(): string {

@@ -6,9 +6,17 @@
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-write.js';
 import { type CommandOutput, helpText, isCommand, type ParsedCommand, parseCommand } from './commands/registry.js';
+import { runShellEscape, shellContextBlock, shellEscapeCommand } from './shell-escape.js';
 import type { EngineEvent, TurnResult } from './events.js';
 import type { ToolContext } from '@crystal/core';
-import type { ApprovalAnswer, ApprovalCard, ApprovalMode, ApprovalRequest, AutoPassCard } from './approval/index.js';
+import type {
+  ApprovalAnswer,
+  ApprovalCard,
+  ApprovalReply,
+  ApprovalMode,
+  ApprovalRequest,
+  AutoPassCard,
+} from './approval/index.js';
 import { Session, type SessionOptions } from './session.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
@@ -85,7 +93,7 @@ export class SessionController {
   private quitting = false;
 
   private tools: WorkspaceTools | undefined;
-  private approvals = new Map<number, { prompt: ApprovalPrompt; resolve: (answer: ApprovalAnswer) => void }>();
+  private approvals = new Map<number, { prompt: ApprovalPrompt; resolve: (answer: ApprovalReply) => void }>();
   private questions = new Map<number, { prompt: QuestionPrompt; resolve: (answers: QuestionAnswers | 'dismissed') => void }>();
   private promptIds = 1;
 
@@ -174,7 +182,7 @@ export class SessionController {
 
   private resumePending = false;
 
-  private async askApproval(request: ApprovalRequest): Promise<ApprovalAnswer> {
+  private async askApproval(request: ApprovalRequest): Promise<ApprovalReply> {
     const { card, choices, signal, call } = request;
     // Saved before asking, so a crash here asks again at resume.
     await this.active.markApprovalPending(call.id, true).catch(() => undefined);
@@ -189,10 +197,10 @@ export class SessionController {
     card: ApprovalCard,
     choices: readonly ApprovalAnswer[],
     signal: AbortSignal,
-  ): Promise<ApprovalAnswer> {
+  ): Promise<ApprovalReply> {
     const id = this.promptIds++;
     const prompt: ApprovalPrompt = { id, callId, card, choices };
-    return new Promise<ApprovalAnswer>((resolve) => {
+    return new Promise<ApprovalReply>((resolve) => {
       const onAbort = (): void => {
         if (!this.approvals.delete(id)) return;
         this.emit({ type: 'approval-resolved', id, answer: 'cancelled' });
@@ -210,13 +218,17 @@ export class SessionController {
     });
   }
 
-  /** The operator's answer to an approval card (Y/S/A/N in the terminal, buttons on the Web page). */
-  answerApproval(id: number, answer: ApprovalAnswer): boolean {
+  /**
+   * The operator's answer to an approval card (Y/S/A/N in the terminal, buttons on the Web page).
+   * A denial may carry feedback: the model reads it in the tool result (TUIX-12).
+   */
+  answerApproval(id: number, answer: ApprovalAnswer, feedback?: string): boolean {
     const pending = this.approvals.get(id);
     if (!pending?.prompt.choices.includes(answer)) return false;
     this.approvals.delete(id);
     this.emit({ type: 'approval-resolved', id, answer });
-    pending.resolve(answer);
+    const text = feedback?.trim() ?? '';
+    pending.resolve(answer === 'deny' && text !== '' ? { answer: 'deny', feedback: text } : answer);
     return true;
   }
 
@@ -318,6 +330,15 @@ export class SessionController {
    */
   submit(text: string): void {
     this.ctrlCArmed = false;
+    const shell = shellEscapeCommand(text);
+    if (shell !== undefined) {
+      this.shell(shell);
+      return;
+    }
+    if (this.shellContext.length > 0 && text.trim() !== '' && !isCommand(text)) {
+      // TUIX-4: what `!cmd` printed goes to the model with the next message.
+      text = `${this.shellContext.splice(0).join('\n\n')}\n\n${text}`;
+    }
     if (text.trim() === '') {
       if (!this.queueItems.some((i) => i.kind === 'message')) return;
       if (this.current === 'idle') this.pump();
@@ -335,6 +356,7 @@ export class SessionController {
   /** Ctrl+C: interrupts a busy turn without dropping queued text (QUEUE-12); when idle, clears, then exits on the second press (QUEUE-13). */
   ctrlC(composerEmpty: boolean): CtrlCOutcome {
     if (this.current !== 'idle') {
+      this.shellAbort?.abort();
       this.active.cancel();
       return 'interrupted';
     }
@@ -348,6 +370,48 @@ export class SessionController {
     }
     this.ctrlCArmed = true;
     return 'exit-armed';
+  }
+
+  private shellContext: string[] = [];
+  private shellAbort: AbortController | undefined;
+
+  /** `!cmd` (TUIX-4): one bash call through the session's executor and policy, at an idle prompt. */
+  private shell(command: string): void {
+    const refuse = (text: string): void =>
+      this.emit({ type: 'command-output', command: `!${command}`, output: { kind: 'error', text } });
+    const tools = this.tools;
+    const problem =
+      this.current !== 'idle' || this.running
+        ? '!commands run at an idle prompt; wait for the turn or press Esc.'
+        : this.mode === 'plan'
+          ? '!commands run bash, which Plan does not allow; press Shift+Tab for Work.'
+          : !tools
+            ? 'This session has no tools to run a command with.'
+            : undefined;
+    if (problem !== undefined || !tools) {
+      refuse(problem ?? '');
+      return;
+    }
+    const abort = new AbortController();
+    this.shellAbort = abort;
+    this.setActivity('tool_batch');
+    this.running = (async () => {
+      try {
+        const result = await runShellEscape(
+          { tools: tools.tools(), policy: tools.policy, mapException: tools.mapException, publish: (event) => this.emit(event) },
+          command,
+          abort.signal,
+        );
+        this.shellContext.push(shellContextBlock(command, result));
+      } catch (error) {
+        refuse(`The command could not run: ${(error as Error).message}`);
+      } finally {
+        this.shellAbort = undefined;
+        this.running = undefined;
+        this.setActivity('idle');
+        if (this.queueItems.length > 0) this.pump();
+      }
+    })();
   }
 
   private command(text: string): void {
@@ -502,7 +566,7 @@ export class SessionController {
           return { kind: 'text', text: all ? 'No saved sessions.' : 'No saved sessions in this workspace.' };
         const lines = sessions.map(
           (s) =>
-            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} messages  ${s.title}${all ? `  (${s.workspace})` : ''}`,
+            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}  ${s.title}${all ? `  (${s.workspace})` : ''}`,
         );
         return { kind: 'text', title: 'Sessions', text: lines.join('\n') };
       }
@@ -655,7 +719,8 @@ export class SessionController {
     this.unsubscribe();
     this.active = next;
     this.unsubscribe = next.on(this.forward);
-    // BTW-11: /clear, /resume and /fork drop the side thread.
+    // BTW-11: /clear, /resume and /fork drop the side thread (and unsent `!cmd` output).
+    this.shellContext = [];
     this.cancelSide();
     this.clearSideThread();
     this.emit({ type: 'session-changed', sessionId: next.id, replayed });
@@ -669,6 +734,8 @@ export class SessionController {
       `Session    ${s.id}`,
       `Tokens     in ${s.cumulativeUsage.inputTokens}, out ${s.cumulativeUsage.outputTokens} (last request in ${s.lastUsage.inputTokens})`,
       `Activity   ${this.current}; ${this.queueItems.length} queued`,
+      // SBX-3: whether bash and exec tools run in the OS sandbox.
+      `Sandbox    ${this.tools ? `${this.tools.containment.sandboxed ? 'on' : 'off'}: ${this.tools.containment.description}` : 'off'}`,
     ].join('\n');
   }
 
@@ -677,13 +744,16 @@ export class SessionController {
     const total = s.toolShare.reduce((sum, t) => sum + t.count, 0);
     const tools = s.toolShare
       .slice(0, 10)
-      .map((t) => `  ${t.name.padEnd(16)} ${String(t.count).padStart(5)}  ${((100 * t.count) / Math.max(1, total)).toFixed(0)}%`);
+      .map(
+        (t) =>
+          `  ${t.name.padEnd(16)} ${String(t.count).padStart(5)} call${t.count === 1 ? ' ' : 's'}  ${((100 * t.count) / Math.max(1, total)).toFixed(0)}% of tool calls`,
+      );
     return [
       'Overview',
       `  turns ${s.userTurns}, model calls ${s.modelCalls}, tool calls ${s.toolCalls}`,
       'Tokens',
       `  input ${s.cumulativeUsage.inputTokens}, output ${s.cumulativeUsage.outputTokens}`,
-      'Tools',
+      `Tools (${total} call${total === 1 ? '' : 's'}; the share of each)`,
       ...(tools.length > 0 ? tools : ['  (none)']),
     ].join('\n');
   }
@@ -692,6 +762,7 @@ export class SessionController {
   async quit(): Promise<void> {
     if (this.quitting) return;
     this.quitting = true;
+    this.shellAbort?.abort();
     this.active.cancel();
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
@@ -705,5 +776,6 @@ export class SessionController {
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save();
     this.unsubscribe();
+    this.tools?.containment.close();
   }
 }

@@ -432,7 +432,9 @@ export class Session {
       }
       this.state.modelCalls += outcome.modelCalls;
       this.state.toolCalls += outcome.toolCalls.length;
-      if (outcome.usage.inputTokens + outcome.usage.outputTokens > 0) this.state.usage = outcome.usage;
+      // The saved `usage` is the last request's (what the context meter shows after a resume).
+      if (outcome.lastRoundUsage) this.state.usage = outcome.lastRoundUsage;
+      else if (outcome.usage.inputTokens + outcome.usage.outputTokens > 0) this.state.usage = outcome.usage;
       this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, outcome.usage);
       this.publish({ type: 'usage', turn: outcome.usage, session: this.state.cumulativeUsage });
       const result: TurnResult = { sessionId: this.state.id, ...outcome, denied };

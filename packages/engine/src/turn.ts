@@ -91,6 +91,8 @@ export interface TurnOutcome {
   readonly error?: { message: string; kind?: ProviderError['kind']; status?: number };
   /** The last round's reported input + output tokens (COMPACT-3 reads it after the turn). */
   readonly lastReportedTokens?: number;
+  /** The last round's reported usage (the context meter: the last request, not the turn's sum). */
+  readonly lastRoundUsage?: Usage;
 }
 
 interface ReasoningSegment {
@@ -142,6 +144,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
   let usage: Usage = emptyUsage;
   let retries = 0;
   let lastReported: number | undefined;
+  let lastRoundUsage: Usage | undefined;
   const toolCalls: ToolCallRecord[] = [];
   const outcome = (stopReason: StopReason, error?: TurnOutcome['error']): TurnOutcome => ({
     stopReason,
@@ -152,6 +155,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     retries,
     ...(error ? { error } : {}),
     ...(lastReported === undefined ? {} : { lastReportedTokens: lastReported }),
+    ...(lastRoundUsage === undefined ? {} : { lastRoundUsage }),
   });
 
   const appendResults = async (calls: readonly ParsedToolCall[], raw: ToolResultPart[]): Promise<void> => {
@@ -236,6 +240,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     if (result.usage) {
       usage = addUsage(usage, result.usage);
       lastReported = result.usage.inputTokens + result.usage.outputTokens;
+      lastRoundUsage = result.usage;
     }
     text += result.text;
     input.publish({ type: 'round-closed', round, finish: result.finish.raw, ...(result.usage ? { usage: result.usage } : {}) });

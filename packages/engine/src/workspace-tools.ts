@@ -6,7 +6,7 @@
  */
 import type { ToolContext, ToolDefinition } from '@crystal/core';
 import {
-  type ApprovalAnswer,
+  type ApprovalReply,
   type ApprovalMode,
   type ApprovalOutcome,
   type ApprovalPolicy,
@@ -15,6 +15,8 @@ import {
   createApprovalPolicy,
 } from './approval/index.js';
 import { bashTimeoutMs } from './bash-timeout.js';
+import { childEnvironment } from './child-env.js';
+import { type Containment, createContainment } from './containment.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
@@ -30,7 +32,7 @@ export interface WorkspaceToolOptions {
   readonly approval?: ApprovalMode | undefined;
   /** `--bash-timeout` for this process: seconds, or null for unlimited (BASH-1). */
   readonly bashTimeoutSeconds?: number | null | undefined;
-  readonly askApproval?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  readonly askApproval?: (request: ApprovalRequest) => Promise<ApprovalReply>;
   readonly askQuestion?: (questions: readonly Question[], context: ToolContext) => Promise<QuestionAnswers | 'dismissed'>;
   readonly onOutput?: (callId: string, chunk: string) => void;
   readonly onAutoPass?: (card: AutoPassCard) => void;
@@ -41,6 +43,8 @@ export interface WorkspaceToolOptions {
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
   readonly env?: NodeJS.ProcessEnv;
+  /** The platform the sandbox is detected for (tests); default `process.platform`. */
+  readonly platform?: NodeJS.Platform;
 }
 
 export interface WorkspaceTools {
@@ -50,6 +54,8 @@ export interface WorkspaceTools {
   readonly todos: TodoStore;
   readonly mapException: typeof builtinExceptionMapper;
   readonly notes: readonly string[];
+  /** The OS sandbox bash and exec tools run in (SBX-1..3). */
+  readonly containment: Containment;
   mode(): Mode;
   setMode(mode: Mode): void;
 }
@@ -57,10 +63,24 @@ export interface WorkspaceTools {
 export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Promise<WorkspaceTools> {
   let mode = options.mode;
   const todos = new TodoStore();
+  // SEC-6: one scrubbed environment for every child; SBX-1: one sandbox for bash and exec tools.
+  const hostEnv = options.env ?? process.env;
+  const env = childEnvironment(options.config, hostEnv);
+  const containment = await createContainment({
+    config: options.config,
+    home: options.home,
+    workspace: options.workspace,
+    env: hostEnv,
+    ...(options.platform ? { platform: options.platform } : {}),
+    // A host off the allow list asks the operator through the approval policy (made below).
+    ...(options.askApproval ? { askHost: (host: string, signal: AbortSignal) => policy.askHost(host, signal) } : {}),
+  });
   const builtins = createBuiltinTools({
     workspace: options.workspace,
     bashTimeoutMs: bashTimeoutMs(options.config, options.bashTimeoutSeconds),
     todos,
+    env,
+    containment,
     ...(options.askQuestion ? { ask: options.askQuestion } : {}),
     ...(options.onOutput ? { onOutput: options.onOutput } : {}),
   });
@@ -74,6 +94,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
         sessionId: options.sessionId,
         approvalMode: () => policy.mode,
         imageInput: options.imageInput,
+        env,
+        containment,
       },
       WORK_TOOLS,
     );
@@ -85,6 +107,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     createImageClient: () => imageModelClient(options.home, options.config, options.env ?? process.env),
     ...(options.config.imageModel?.thinkingEffort ? { imageModelThinking: options.config.imageModel.thinkingEffort } : {}),
   });
+  const execTools = new Set(external.tools.filter((tool) => tool.runner === 'exec').map((tool) => tool.name));
+  const spawns = (tool: string): boolean => tool === 'bash' || execTools.has(tool);
   const policy: ApprovalPolicy = createApprovalPolicy({
     mode: options.approval ?? options.config.approval ?? 'default',
     plan: () => mode === 'plan',
@@ -95,6 +119,12 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onDecided ? { onDecided: options.onDecided } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
     externalTool: externalToolFacts(external.tools),
+    sandbox: {
+      covers: (tool) => containment.sandboxed && spawns(tool),
+      cardLine: (tool) =>
+        spawns(tool) ? `${containment.sandboxed ? 'Sandboxed' : 'Not sandboxed'}: ${containment.description}` : undefined,
+      grantNetwork: (callId) => containment.grantNetwork(callId),
+    },
   });
   return {
     tools: () => [
@@ -105,7 +135,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     policy,
     todos,
     mapException: builtinExceptionMapper,
-    notes: external.notes,
+    notes: containment.note ? [containment.note, ...external.notes] : external.notes,
+    containment,
     mode: () => mode,
     setMode: (next) => {
       mode = next;

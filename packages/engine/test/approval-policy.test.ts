@@ -213,7 +213,13 @@ describe('approval policy', () => {
     expect(h.asked[0]).toMatchObject({
       call: w,
       classification: { risk: 'write', authority: 'workspace', summary: 'Write workspace file' },
-      card: { tool: 'write', risk: 'Write', authority: 'Workspace', subject: 'src/b.ts', preview: ['+one', '+two'] },
+      card: {
+        tool: 'write',
+        risk: 'Write',
+        authority: 'Workspace',
+        subject: 'src/b.ts',
+        preview: ['@@ -0,0 +1,2 @@', '+ 1 │ one', '+ 2 │ two', '\\ No newline at end of file'],
+      },
       choices: ['once', 'session', 'always', 'deny'],
     });
     expect(h.asked[1]?.classification).toEqual({ risk: 'write', authority: 'network', summary: 'Network shell command' });

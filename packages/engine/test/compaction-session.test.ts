@@ -212,7 +212,7 @@ describe('two transcripts', () => {
     await send(controller, 'go');
     await send(controller, '/stats');
     expect(events.filter((e) => e.type === 'command-output').at(-1)).toMatchObject({
-      output: { text: expect.stringMatching(/echo\s+2\s+100%/) },
+      output: { text: expect.stringMatching(/echo\s+2 calls\s+100% of tool calls/) },
     });
   });
 

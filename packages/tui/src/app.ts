@@ -10,11 +10,15 @@
  *   countdown); when idle there is no timer at all.
  */
 import { Composer } from './composer.js';
+import { sanitizeInput } from './sanitize.js';
 import { type InputEvent, InputDecoder } from './input-decoder.js';
 import type { CtrlCResult, Intents } from './intents.js';
 import { loadMarkdown } from './markdown.js';
 import { type Frame, Painter } from './painter.js';
-import { approvalKey, renderApproval } from './panels/approval-card.js';
+import { approvalKey, isFeedbackKey, renderApproval } from './panels/approval-card.js';
+import { AssistantEntry, ReasoningEntry, ToolEntry, type TranscriptEntry } from './entries.js';
+import { type InlineFrame, InlinePainter } from './inline-painter.js';
+import { ListPicker, type ListPickerOptions } from './panels/list-picker.js';
 import { QuestionState } from './panels/question-overlay.js';
 import { renderQueuePanel } from './panels/queue-panel.js';
 import { invalidateSidePanel, renderSidePanel } from './panels/side-panel.js';
@@ -30,6 +34,7 @@ import type {
   PickerCommand,
   ProgressView,
   QueueItemView,
+  QueuePhase,
   QuestionView,
   SideEntryView,
   StatusView,
@@ -57,12 +62,19 @@ export interface AppOptions {
   readonly home?: string;
   readonly now?: () => number;
   readonly title?: string;
+  /**
+   * `inline` (TUIX-8): finished entries go to the terminal's scroll-back and only the live
+   * region repaints, no mouse capture; `fullscreen`: the alternate-screen view.
+   */
+  readonly view?: 'inline' | 'fullscreen';
 }
 
 export class TerminalApp {
   readonly transcript = new Transcript();
   readonly composer = new Composer();
   private readonly painter: Painter;
+  private readonly inlinePainter: InlinePainter | undefined;
+  readonly view: 'inline' | 'fullscreen';
   private readonly decoder = new InputDecoder();
   private readonly picker: SlashPicker;
   private readonly intents: Intents;
@@ -72,20 +84,27 @@ export class TerminalApp {
   private status: StatusView;
   private progress: ProgressView | undefined;
   private queue: readonly QueueItemView[] = [];
+  private queuePhase: QueuePhase = 'idle';
   private todos: readonly TodoView[] = [];
   private approval: ApprovalView | undefined;
+  /** The line typed for "No, and tell the model what to do instead" (TUIX-12). */
+  private approvalFeedback: string | undefined;
   private question: QuestionState | undefined;
   private sideEntries: readonly SideEntryView[] = [];
   private sideOpen = false;
   private sideIndex = 0;
   private noticeText: { text: string; style: Style } | undefined;
   private pickerDismissed = false;
+  private list: ListPicker | undefined;
+  /** An Esc on an empty idle composer; a second Esc right after it opens the rewind picker (TUIX-1). */
+  private escArmed = false;
 
   private history: string[] = [];
   private historyIndex: number | undefined;
   private draft: ReturnType<Composer['snapshot']> | undefined;
 
   private events: InputEvent[] = [];
+  private held: InputEvent[] = [];
   private draining = false;
   private frameTimer: NodeJS.Timeout | undefined;
   private frameDue = 0;
@@ -101,6 +120,8 @@ export class TerminalApp {
     this.status = options.status;
     this.now = options.now ?? Date.now;
     this.painter = new Painter((data) => this.host.write(data));
+    this.view = options.view ?? 'fullscreen';
+    if (this.view === 'inline') this.inlinePainter = new InlinePainter((data) => this.host.write(data));
     this.picker = new SlashPicker(options.commands ?? []);
     this.picker.onChange = () => this.requestFrame(true);
     this.home = options.home;
@@ -113,7 +134,8 @@ export class TerminalApp {
   /** Enters the alternate screen and paints the first frame at once. */
   start(): void {
     this.running = true;
-    this.painter.enter(this.title);
+    if (this.inlinePainter) this.inlinePainter.enter(this.title);
+    else this.painter.enter(this.title);
     this.render();
     void loadMarkdown().then(() => {
       this.transcript.invalidate();
@@ -128,7 +150,9 @@ export class TerminalApp {
     if (this.frameTimer) clearTimeout(this.frameTimer);
     this.frameTimer = undefined;
     this.stopTicker();
-    this.painter.leave();
+    // Inline: everything still on screen goes to the scroll-back, so the conversation stays.
+    if (this.inlinePainter) this.inlinePainter.leave(this.takeCommitted(this.width(), true));
+    else this.painter.leave();
   }
 
   get isRunning(): boolean {
@@ -161,12 +185,20 @@ export class TerminalApp {
     this.requestFrame();
   }
 
+  /** What the session is doing (the queue caption says when the queue goes). */
+  setQueuePhase(phase: QueuePhase): void {
+    if (this.queuePhase === phase) return;
+    this.queuePhase = phase;
+    if (this.queue.length > 0) this.requestFrame();
+  }
+
   setTodos(items: readonly TodoView[]): void {
     this.todos = items;
     this.requestFrame();
   }
 
   setApproval(card: ApprovalView | undefined): void {
+    if (card?.id !== this.approval?.id) this.approvalFeedback = undefined;
     this.approval = card;
     this.requestFrame(true);
   }
@@ -198,6 +230,23 @@ export class TerminalApp {
     this.requestFrame(true);
   }
 
+  /** Opens a searchable list over the composer (TUIX-11); it owns the keys until closed. */
+  openList(options: ListPickerOptions): void {
+    this.list = new ListPicker(options);
+    this.requestFrame(true);
+  }
+
+  get listOpen(): ListPicker | undefined {
+    return this.list;
+  }
+
+  /** Puts text in the composer for editing (a picked earlier message). */
+  editText(text: string): void {
+    this.composer.setText(text);
+    this.composerEdited();
+    this.requestFrame(true);
+  }
+
   setHistory(entries: readonly string[]): void {
     this.history = entries.slice(-HISTORY_LIMIT);
   }
@@ -226,6 +275,12 @@ export class TerminalApp {
     try {
       while (this.events.length > 0) {
         const event = this.events.shift() as InputEvent;
+        const { cols, rows } = this.host.size();
+        if (tooSmall(cols, rows) && !(event.type === 'ctrl' && event.letter === 'c')) {
+          // TUIX-9: keys typed while the window is too small are kept and applied once it is not.
+          this.held.push(event);
+          continue;
+        }
         const pending = this.handle(event);
         this.requestFrame(true);
         if (pending) {
@@ -239,7 +294,14 @@ export class TerminalApp {
   }
 
   resize(): void {
+    const { cols, rows } = this.host.size();
+    if (this.held.length > 0 && !tooSmall(cols, rows)) {
+      this.events.unshift(...this.held);
+      this.held = [];
+      void this.drain();
+    }
     this.painter.invalidate();
+    this.inlinePainter?.invalidate();
     this.requestFrame(true);
   }
 
@@ -252,15 +314,18 @@ export class TerminalApp {
   }
 
   private handle(event: InputEvent): Promise<void> | undefined {
-    const { cols, rows } = this.host.size();
-    if (tooSmall(cols, rows)) {
-      if (event.type === 'ctrl' && event.letter === 'c') this.ctrlC();
-      return undefined;
-    }
+    const isEsc = event.type === 'key' && event.name === 'escape';
+    const armed = this.escArmed;
+    if (!isEsc) this.escArmed = false;
     if (this.noticeText && !(event.type === 'ctrl' && event.letter === 'c')) this.noticeText = undefined;
     if (this.scrollKey(event)) return undefined;
     if (this.approval) {
       if (event.type === 'ctrl' && event.letter === 'c') return void this.ctrlC();
+      if (this.approvalFeedback !== undefined) return void this.feedbackKey(event, this.approval);
+      if (isFeedbackKey(event, this.approval)) {
+        this.approvalFeedback = '';
+        return undefined;
+      }
       const choice = approvalKey(event, this.approval);
       if (choice) this.intents.answerApproval(this.approval.id, choice);
       return undefined;
@@ -275,11 +340,67 @@ export class TerminalApp {
       }
       return undefined;
     }
+    if (this.list) {
+      if (event.type === 'ctrl' && event.letter === 'c') {
+        // Ctrl+C keeps its rules (QUEUE-12/13): a busy turn is interrupted; at idle it closes the list.
+        if (this.intents.interrupt?.()) return undefined;
+        this.list = undefined;
+        return undefined;
+      }
+      const list = this.list;
+      if (list.key(event)) {
+        if (this.list === list) this.list = undefined;
+      }
+      return undefined;
+    }
     if (this.sideOpen) return void this.sideKey(event);
+    if (isEsc) return void this.escape(armed);
     return this.composerKey(event);
   }
 
+  private feedbackKey(event: InputEvent, card: ApprovalView): void {
+    const text = this.approvalFeedback ?? '';
+    if (event.type === 'key') {
+      if (event.name === 'escape') this.approvalFeedback = undefined;
+      else if (event.name === 'backspace') this.approvalFeedback = [...text].slice(0, -1).join('');
+      else if (event.name === 'enter' && text.trim() !== '') {
+        this.approvalFeedback = undefined;
+        this.intents.answerApproval(card.id, 'deny', text.trim());
+      }
+      return;
+    }
+    if (event.type === 'ctrl' && event.letter === 'u') this.approvalFeedback = '';
+    else if (event.type === 'text' || event.type === 'paste')
+      this.approvalFeedback = text + sanitizeInput(event.text).replace(/\n+/g, ' ');
+  }
+
+  /** Ctrl+O (TUIX-7): expands or collapses the newest tool card that has more to show. */
+  private toggleToolOutput(): void {
+    const entries = this.transcript.all;
+    const printed = this.printedIndex();
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i];
+      if (entry instanceof ToolEntry && i <= printed && entry.expandable) {
+        // Inline: the card is in the scroll-back already; its whole output is printed below.
+        const copy = new ToolEntry(entry.data);
+        copy.copyResultOf(entry);
+        copy.setExpanded(true);
+        this.transcript.push(copy);
+        this.notice('Printed the whole output below; the scroll-back keeps it.');
+        return;
+      }
+      if (entry instanceof ToolEntry && (entry.expandable || entry.expanded)) {
+        entry.setExpanded(!entry.expanded);
+        if (entry.expanded) this.notice('Expanded the last tool output · Ctrl+O collapses it');
+        return;
+      }
+    }
+    this.notice('No tool output to expand.');
+  }
+
   private scrollKey(event: InputEvent): boolean {
+    // Inline: the terminal's own scroll-back scrolls (Shift+PageUp, the wheel); keys stay keys.
+    if (this.inlinePainter) return false;
     const page = Math.max(1, this.viewportHeight() - 1);
     let delta = 0;
     if (event.type === 'wheel') delta = event.direction === 'up' ? -WHEEL_ROWS : WHEEL_ROWS;
@@ -290,6 +411,45 @@ export class TerminalApp {
     else return false;
     this.transcript.scroll(delta, this.width(), this.lastViewport);
     return true;
+  }
+
+  /**
+   * Esc (TUIX-1): closes the slash picker; interrupts a running turn (the queue and the
+   * composer text stay); at idle clears the composer; a second Esc on an empty composer
+   * opens the list of earlier messages to edit and send again.
+   */
+  private escape(armed: boolean): void {
+    this.escArmed = false;
+    if (this.pickerOpen()) {
+      this.pickerDismissed = true;
+      return;
+    }
+    if (this.intents.interrupt?.()) return;
+    if (!this.composer.isEmpty) {
+      this.clearComposer();
+      return;
+    }
+    if (!armed) {
+      this.escArmed = true;
+      return;
+    }
+    this.openRewind();
+  }
+
+  private openRewind(): void {
+    const messages = this.intents.userMessages?.() ?? [];
+    const items = messages
+      .map((text, i) => ({ value: String(i), label: text.replace(/\s*\n\s*/g, ' ⏎ '), detail: `#${i + 1}` }))
+      .reverse();
+    this.openList({
+      title: 'Edit an earlier message',
+      items,
+      empty: 'No earlier messages in this conversation.',
+      onPick: (value) => {
+        const text = messages[Number(value)];
+        if (text !== undefined) this.editText(text);
+      },
+    });
   }
 
   private ctrlC(): CtrlCResult {
@@ -342,7 +502,7 @@ export class TerminalApp {
         }
         break;
       case 'paste':
-        c.insertText(event.text);
+        c.insertPaste(event.text);
         this.composerEdited();
         break;
       case 'text':
@@ -355,15 +515,17 @@ export class TerminalApp {
         break;
       case 'wheel':
         break;
-      case 'key':
-        this.namedKey(event);
+      case 'key': {
+        const pending = this.namedKey(event);
+        if (pending) return pending;
         break;
+      }
     }
     if (c.imageNumbers().length !== imagesBefore) this.intents.imagesChanged?.(c.imageNumbers());
     return undefined;
   }
 
-  private namedKey(event: Extract<InputEvent, { type: 'key' }>): void {
+  private namedKey(event: Extract<InputEvent, { type: 'key' }>): Promise<void> | undefined {
     const c = this.composer;
     const width = this.composerWidth();
     switch (event.name) {
@@ -374,8 +536,9 @@ export class TerminalApp {
         } else this.enter();
         return;
       case 'tab':
+        // TUIX-2: Tab completes and never changes the mode (Shift+Tab does).
         if (this.pickerOpen()) this.acceptPick();
-        else this.intents.togglePlan();
+        else return this.completeWord();
         return;
       case 'backtab':
         this.intents.togglePlan();
@@ -409,10 +572,6 @@ export class TerminalApp {
       case 'delete':
         c.deleteForward();
         this.composerEdited();
-        return;
-      case 'escape':
-        if (this.pickerOpen()) this.pickerDismissed = true;
-        else this.clearComposer();
         return;
       default:
         return;
@@ -456,6 +615,10 @@ export class TerminalApp {
         break;
       case 'l':
         this.painter.invalidate();
+        this.inlinePainter?.invalidate();
+        break;
+      case 'o':
+        this.toggleToolOutput();
         break;
       default:
         break;
@@ -546,6 +709,38 @@ export class TerminalApp {
     return this.picker.open && !this.pickerDismissed;
   }
 
+  /** Tab outside the slash picker: completes the `@path` word before the cursor (TUIX-5). */
+  private async completeWord(): Promise<void> {
+    const c = this.composer;
+    const before = c.content.slice(0, c.cursor);
+    let start = before.length;
+    while (start > 0 && typeof before[start - 1] === 'string' && !/\s/.test(before[start - 1] as string)) start--;
+    const word = before.slice(start).join('');
+    if (!word.startsWith('@') || !this.intents.completePath) return;
+    const query = word.slice(1);
+    const found = await this.intents.completePath(query);
+    if (found.length === 0) {
+      this.notice(`No file matches @${query}.`);
+      return;
+    }
+    const replace = (path: string): void => {
+      // The word is still where it was (keys wait while the completion runs).
+      for (let i = 0; i < word.length; i++) c.backspace();
+      c.insertText(`@${path}${path.endsWith('/') ? '' : ' '}`);
+      this.composerEdited();
+      this.requestFrame(true);
+    };
+    if (found.length === 1) {
+      replace(found[0] as string);
+      return;
+    }
+    this.openList({
+      title: `Files matching @${query}`,
+      items: found.map((path) => ({ value: path, label: path })),
+      onPick: replace,
+    });
+  }
+
   private acceptPick(): void {
     const pick = this.picker.selection;
     if (!pick) return;
@@ -559,6 +754,12 @@ export class TerminalApp {
 
   private promptPrefix(): Span[] {
     const plan = this.status.mode === 'plan';
+    const first = this.composer.content[0];
+    if (first === '!' && this.composer.length > 1)
+      return [
+        { text: 'Shell', style: theme.warn },
+        { text: ' › ', style: theme.muted },
+      ];
     return [
       { text: plan ? 'Plan' : 'Work', style: plan ? theme.plan : theme.work },
       { text: ' › ', style: theme.muted },
@@ -591,7 +792,8 @@ export class TerminalApp {
     const now = this.now();
     this.lastFrameAt = now;
     const { cols, rows } = this.host.size();
-    this.painter.paint(this.compose(cols, rows, now), cols, rows);
+    if (this.inlinePainter) this.inlinePainter.paint(this.composeInline(cols, rows, now), cols, rows);
+    else this.painter.paint(this.compose(cols, rows, now), cols, rows);
     this.frames++;
     this.updateTicker();
   }
@@ -617,11 +819,9 @@ export class TerminalApp {
     this.ticker = undefined;
   }
 
-  /** The whole frame, top to bottom (TUI-1). */
-  compose(cols: number, rows: number, now: number): Frame {
-    if (tooSmall(cols, rows)) return { rows: renderResizeNotice(cols, rows) };
+  /** The rows under the transcript: overlays, panels, progress, status bar and composer. */
+  private composeBottom(cols: number, rows: number, now: number): { bottom: string[]; cursor?: { row: number; col: number } } {
     const width = Math.max(1, cols - 1);
-    const bottom: string[] = [];
     // Composer (bottom), with the Plan/Work prompt prefix.
     const prefix = this.promptPrefix();
     const prefixWidth = spansWidth(prefix);
@@ -637,18 +837,36 @@ export class TerminalApp {
       composerRows[0] = paintRow([...prefix, { text: 'Type a message, / for commands', style: theme.muted }]);
     const above: string[] = [];
     const overlayRoom = Math.max(3, Math.floor(rows * 0.6));
-    if (this.approval) above.push(...renderApproval(this.approval, width, overlayRoom));
+    if (this.approval) above.push(...renderApproval(this.approval, width, overlayRoom, this.approvalFeedback));
     else if (this.question) above.push(...this.question.render(width, overlayRoom));
+    else if (this.list) above.push(...this.list.render(width, Math.min(14, overlayRoom)));
     else if (this.pickerOpen()) above.push(...this.picker.render(width));
     if (this.sideOpen)
       above.push(...renderSidePanel(this.sideEntries, this.sideIndex, width, Math.max(4, Math.floor(rows * 0.4)), now));
-    above.push(...renderQueuePanel(this.queue, width));
+    above.push(...renderQueuePanel(this.queue, width, this.queuePhase));
     const todos = renderTodosBar(this.todos, width);
     if (todos) above.push(todos);
     if (this.noticeText)
       above.push(...wrapSpans([{ text: this.noticeText.text, style: this.noticeText.style }], { width }).slice(0, 2));
     if (this.progress) above.push(renderProgress(this.progress, now));
-    bottom.push(...above, renderStatusBar(this.status, cols, this.home), ...composerRows);
+    const all = [...above, renderStatusBar(this.status, cols, this.home), ...composerRows];
+    const bottom = all.slice(Math.max(0, all.length - rows));
+    const overlayOwnsKeys =
+      this.approval !== undefined || this.question !== undefined || this.list !== undefined || this.sideOpen;
+    const cursor = overlayOwnsKeys
+      ? undefined
+      : {
+          row: bottom.length - composerRows.length + (layout.cursorRow - firstShown),
+          col: Math.min(cols - 1, prefixWidth + layout.cursorCol),
+        };
+    return { bottom, cursor };
+  }
+
+  /** The whole frame, top to bottom (TUI-1). */
+  compose(cols: number, rows: number, now: number): Frame {
+    if (tooSmall(cols, rows)) return { rows: renderResizeNotice(cols, rows) };
+    const width = Math.max(1, cols - 1);
+    const { bottom, cursor } = this.composeBottom(cols, rows, now);
     const viewport = Math.max(1, rows - bottom.length);
     this.lastViewport = viewport;
     const transcriptRows = this.transcript.visible(width, viewport);
@@ -656,15 +874,80 @@ export class TerminalApp {
     while (frameRows.length < viewport) frameRows.push('');
     if (this.transcript.scrolledBack)
       frameRows[viewport - 1] = paint('  ↓ more below · PageDown or wheel to follow', theme.muted);
-    frameRows.push(...bottom.slice(Math.max(0, bottom.length - rows)));
-    const overlayOwnsKeys = this.approval !== undefined || this.question !== undefined || this.sideOpen;
-    const cursor = overlayOwnsKeys
-      ? undefined
-      : {
-          row: rows - composerRows.length + (layout.cursorRow - firstShown),
-          col: Math.min(cols - 1, prefixWidth + layout.cursorCol),
-        };
-    return { rows: frameRows, cursor };
+    frameRows.push(...bottom);
+    const top = frameRows.length - rows;
+    return {
+      rows: frameRows.slice(Math.max(0, top)),
+      cursor: cursor && { row: cursor.row + viewport - Math.max(0, top), col: cursor.col },
+    };
+  }
+
+  // ---- inline view (TUIX-8) --------------------------------------------------------------
+
+  /** The last transcript entry written to the scroll-back, and where it was. */
+  private printedLast: TranscriptEntry | undefined;
+  private printedAt = -1;
+
+  /** Index of the last printed entry now (-1: none, or the transcript was cleared). O(1) unless entries moved. */
+  private printedIndex(): number {
+    if (!this.printedLast) return -1;
+    const entries = this.transcript.all;
+    if (entries[this.printedAt] !== this.printedLast) this.printedAt = entries.lastIndexOf(this.printedLast);
+    return this.printedAt;
+  }
+
+  /** Whether an entry is done changing, so it can go to the scroll-back. */
+  private settledEntry(entry: TranscriptEntry, isLast: boolean): boolean {
+    if (entry instanceof AssistantEntry) return !entry.streaming;
+    if (entry instanceof ToolEntry) return entry.state !== 'running' && entry.state !== 'pending';
+    if (entry instanceof ReasoningEntry) return !isLast || this.progress === undefined;
+    return true;
+  }
+
+  /** Rows of the entries from the first not yet printed; `all` takes unsettled ones too (exit). */
+  private takeCommitted(width: number, all: boolean): string[] {
+    const entries = this.transcript.all;
+    const found = this.printedIndex();
+    let i = found + 1;
+    const out: string[] = [];
+    for (; i < entries.length; i++) {
+      const entry = entries[i] as TranscriptEntry;
+      if (!all && !this.settledEntry(entry, i === entries.length - 1)) break;
+      const rows = entry.rows(width);
+      if (i > 0 || found >= 0) out.push('');
+      for (let r = 0; r < rows.count; r++) out.push(rows.row(r));
+      this.printedLast = entry;
+      this.printedAt = i;
+    }
+    return out;
+  }
+
+  composeInline(cols: number, rows: number, now: number): InlineFrame {
+    if (tooSmall(cols, rows)) return { committed: [], live: renderResizeNotice(cols, rows).filter((r) => r !== '') };
+    // The transcript was cleared (/clear, /resume): the screen starts over (the scroll-back stays).
+    if (this.printedLast && this.printedIndex() === -1) {
+      this.printedLast = undefined;
+      this.inlinePainter?.clearScreen();
+    }
+    const width = Math.max(1, cols - 1);
+    const committed = this.takeCommitted(width, false);
+    const { bottom, cursor } = this.composeBottom(cols, rows, now);
+    // The entries still changing: their last rows, as many as fit above the bottom rows.
+    const room = Math.max(0, rows - 1 - bottom.length);
+    const entries = this.transcript.all;
+    const from = this.printedIndex() + 1;
+    const live: string[] = [];
+    for (let i = entries.length - 1; i >= from && live.length < room; i--) {
+      const r = (entries[i] as TranscriptEntry).rows(width);
+      const take = Math.min(r.count, room - live.length);
+      const part: string[] = [];
+      for (let k = r.count - take; k < r.count; k++) part.push(r.row(k));
+      live.unshift(...part);
+      if (live.length < room) live.unshift('');
+    }
+    if (committed.length === 0 && from === 0 && live[0] === '') live.shift();
+    const rowsOut = [...live.slice(Math.max(0, live.length - room)), ...bottom];
+    return { committed, live: rowsOut, cursor: cursor && { row: cursor.row + rowsOut.length - bottom.length, col: cursor.col } };
   }
 }
 

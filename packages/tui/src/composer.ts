@@ -13,8 +13,27 @@ export interface ImageAtom {
   readonly image: number;
 }
 
-/** One grapheme of text (`\n` included), or an attached image. */
-export type Atom = string | ImageAtom;
+/** A large paste shown as `[Pasted text #N +K lines]` (TUIX-6); the whole text is sent. */
+export interface PasteAtom {
+  readonly paste: number;
+  readonly text: string;
+}
+
+/** One grapheme of text (`\n` included), an attached image, or a collapsed paste. */
+export type Atom = string | ImageAtom | PasteAtom;
+
+/** A paste of at least this many lines, or this many characters, collapses (TUIX-6). */
+export const PASTE_COLLAPSE_LINES = 10;
+export const PASTE_COLLAPSE_CHARS = 1000;
+
+export function pasteLabel(atom: PasteAtom): string {
+  const lines = atom.text.split('\n').length;
+  return `[Pasted text #${atom.paste} +${lines} line${lines === 1 ? '' : 's'}]`;
+}
+
+function atomLabel(atom: ImageAtom | PasteAtom): string {
+  return 'image' in atom ? markerLabel(atom.image) : pasteLabel(atom);
+}
 
 /** Where an attached marker starts in the submitted text, and its image number. */
 export interface ComposerSpan {
@@ -34,7 +53,7 @@ export function markerLabel(number: number): string {
 const TAB_WIDTH = 4;
 
 function atomWidth(atom: Atom): number {
-  if (typeof atom !== 'string') return markerLabel(atom.image).length;
+  if (typeof atom !== 'string') return atomLabel(atom).length;
   if (atom === '\t') return TAB_WIDTH;
   return graphemeWidth(atom);
 }
@@ -82,6 +101,7 @@ export class Composer {
     const spans: ComposerSpan[] = [];
     for (const atom of this.atoms) {
       if (typeof atom === 'string') text += atom;
+      else if ('paste' in atom) text += atom.text;
       else {
         spans.push({ start: text.length, number: atom.image });
         text += markerLabel(atom.image);
@@ -91,7 +111,7 @@ export class Composer {
   }
 
   imageNumbers(): number[] {
-    return this.atoms.filter((a): a is ImageAtom => typeof a !== 'string').map((a) => a.image);
+    return this.atoms.filter((a): a is ImageAtom => typeof a !== 'string' && 'image' in a).map((a) => a.image);
   }
 
   /** Typed or pasted text: sanitised, CRLF as LF, inserted at the cursor as plain atoms. */
@@ -101,6 +121,23 @@ export class Composer {
     const atoms = graphemes(clean);
     this.atoms.splice(this.cursorAt, 0, ...atoms);
     this.cursorAt += atoms.length;
+  }
+
+  private pastes = 0;
+
+  /**
+   * A paste: a large one (PASTE_COLLAPSE_LINES lines or PASTE_COLLAPSE_CHARS characters) becomes
+   * one atomic `[Pasted text #N +K lines]` span, numbered in this composer; a small one is text.
+   */
+  insertPaste(text: string): void {
+    const clean = sanitizeInput(text);
+    if (clean.split('\n').length < PASTE_COLLAPSE_LINES && clean.length < PASTE_COLLAPSE_CHARS) {
+      this.insertText(clean);
+      return;
+    }
+    this.pastes += 1;
+    this.atoms.splice(this.cursorAt, 0, { paste: this.pastes, text: clean });
+    this.cursorAt += 1;
   }
 
   insertImage(number: number): void {
@@ -251,7 +288,7 @@ export class Composer {
         run += atom === '\t' ? ' '.repeat(TAB_WIDTH) : atom;
       } else {
         flush();
-        (rows.at(-1) as Span[]).push({ text: markerLabel(atom.image), style: theme.marker });
+        (rows.at(-1) as Span[]).push({ text: atomLabel(atom), style: theme.marker });
       }
       col += atomWidth(atom);
     }

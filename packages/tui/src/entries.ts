@@ -180,12 +180,19 @@ export interface ToolCardData {
   readonly name: string;
   /** The one-line summary (path, command, pattern). */
   readonly summary: string;
-  /** `edit`/`write`: `+`/`-` lines. */
+  /**
+   * `edit`/`write` (TUIX-10): unified diff lines, `@@` hunk headers, `+ 12 │ text`,
+   * `- 12 │ text`, `  12 │ text` and `\ note` (see the engine's change-preview.ts).
+   */
   readonly diff?: readonly string[] | undefined;
 }
 
 export const DIFF_MAX_ROWS = 12;
 export const OUTPUT_TAIL_ROWS = 6;
+/** A collapsed result shows this many lines (a failing command: its last ones). */
+export const RESULT_MAX_ROWS = 12;
+/** An expanded card shows at most this many output lines. */
+export const EXPANDED_MAX_LINES = 2000;
 
 export function titleCase(name: string): string {
   return name
@@ -195,14 +202,41 @@ export function titleCase(name: string): string {
     .join(' ');
 }
 
+/** One diff line, coloured by its kind, indentation kept, cut at two rows. */
+export function diffLineRows(line: string, width: number, prefix: readonly Span[]): string[] {
+  const text = sanitize(line);
+  const gutter = /^([+\- ] *\d* │ )/.exec(text);
+  const tone = text.startsWith('+')
+    ? theme.added
+    : text.startsWith('-')
+      ? theme.removed
+      : text.startsWith('@@')
+        ? theme.accent
+        : text.startsWith('\\')
+          ? theme.muted
+          : undefined;
+  const spans: Span[] = gutter
+    ? [
+        { text: gutter[1] as string, style: tone ?? theme.muted },
+        { text: truncate(text.slice((gutter[1] as string).length), width * 2), style: tone },
+      ]
+    : [{ text: truncate(text, width * 2), style: tone ?? theme.muted }];
+  return wrapHard(spans, width, prefix).slice(0, 2);
+}
+
 export class ToolEntry implements TranscriptEntry {
   private status: ToolStatus = 'pending';
   private output = new PlainStream(theme.muted, [{ text: '  │ ', style: theme.border }]);
   private resultText: string | undefined;
+  private fullText: string | undefined;
+  private diffLines: readonly string[] | undefined;
+  private open = false;
   private width = -1;
   private head: string[] | undefined;
 
-  constructor(readonly data: ToolCardData) {}
+  constructor(readonly data: ToolCardData) {
+    this.diffLines = data.diff;
+  }
 
   setStatus(status: ToolStatus): void {
     if (status === this.status) return;
@@ -214,6 +248,10 @@ export class ToolEntry implements TranscriptEntry {
     return this.status;
   }
 
+  get diff(): readonly string[] | undefined {
+    return this.diffLines;
+  }
+
   appendOutput(chunk: string): void {
     this.output.append(sanitizeToolBody(chunk));
   }
@@ -221,6 +259,45 @@ export class ToolEntry implements TranscriptEntry {
   /** The result line(s) shown under the card (an error, a bash tail). */
   setResult(text: string | undefined): void {
     this.resultText = text;
+    this.head = undefined;
+  }
+
+  /** The whole output, shown when the card is expanded (TUIX-7). */
+  setFullOutput(text: string | undefined): void {
+    this.fullText = text;
+    this.head = undefined;
+  }
+
+  /** The real hunks once the tool reported them (TUIX-10). */
+  setDiff(lines: readonly string[] | undefined): void {
+    this.diffLines = lines;
+    this.head = undefined;
+  }
+
+  /** Whether Ctrl+O would show more than the collapsed card. */
+  get expandable(): boolean {
+    if ((this.diffLines?.length ?? 0) > DIFF_MAX_ROWS) return true;
+    if (this.fullText === undefined) return false;
+    const full = this.fullText.replace(/\s+$/, '');
+    return full !== (this.resultText ?? '').replace(/\s+$/, '') && full !== '';
+  }
+
+  /** Takes another card's status, result, output and diff (a copy printed expanded). */
+  copyResultOf(other: ToolEntry): void {
+    this.status = other.status;
+    this.resultText = other.resultText;
+    this.fullText = other.fullText;
+    this.diffLines = other.diffLines;
+    this.head = undefined;
+  }
+
+  get expanded(): boolean {
+    return this.open;
+  }
+
+  setExpanded(open: boolean): void {
+    if (open === this.open) return;
+    this.open = open;
     this.head = undefined;
   }
 
@@ -254,30 +331,35 @@ export class ToolEntry implements TranscriptEntry {
       ],
       { width, firstPrefix: [{ text: `${dot} `, style }], restPrefix: [{ text: '  ' }] },
     );
-    const diff = this.data.diff ?? [];
+    const diff = this.diffLines ?? [];
     const pad: Span = { text: '  │ ', style: theme.border };
-    for (const line of diff.slice(0, DIFF_MAX_ROWS)) {
-      const tone = line.startsWith('+') ? theme.added : line.startsWith('-') ? theme.removed : theme.muted;
-      rows.push(...wrapHard([{ text: truncate(line, width * 2), style: tone }], width, [pad]).slice(0, 2));
-    }
-    if (diff.length > DIFF_MAX_ROWS) {
+    const diffShown = this.open ? diff.length : DIFF_MAX_ROWS;
+    for (const line of diff.slice(0, diffShown)) rows.push(...diffLineRows(line, width, [pad]));
+    if (diff.length > diffShown) {
       rows.push(
-        ...wrapSpans([{ text: `… ${diff.length - DIFF_MAX_ROWS} more lines`, style: theme.muted }], {
+        ...wrapSpans([{ text: `… ${diff.length - diffShown} more lines · Ctrl+O expands`, style: theme.muted }], {
           width,
           firstPrefix: [pad],
         }),
       );
     }
-    if (this.resultText) {
-      const tone = this.status === 'failed' ? theme.error : theme.muted;
-      for (const line of sanitizeToolBody(this.resultText).split('\n').slice(0, 8)) {
+    const tone = this.status === 'failed' ? theme.error : theme.muted;
+    if (this.open && this.fullText !== undefined && this.fullText.trim() !== '') {
+      const lines = sanitizeToolBody(this.fullText.replace(/\s+$/, '')).split('\n');
+      for (const line of lines.slice(0, EXPANDED_MAX_LINES)) rows.push(...wrapHard([{ text: line, style: tone }], width, [pad]));
+      if (lines.length > EXPANDED_MAX_LINES)
+        rows.push(paint(`  │ … ${lines.length - EXPANDED_MAX_LINES} more lines`, theme.muted));
+      rows.push(...wrapSpans([{ text: 'Ctrl+O collapses', style: theme.muted }], { width, firstPrefix: [pad] }));
+    } else if (this.resultText) {
+      for (const line of sanitizeToolBody(this.resultText)
+        .split('\n')
+        .slice(0, RESULT_MAX_ROWS + 1)) {
         rows.push(...wrapSpans([{ text: line, style: tone }], { width, firstPrefix: [pad], restPrefix: [pad] }));
       }
     }
     return rows;
   }
 }
-
 const STATUS_MARK: Record<ToolStatus, { dot: string; style: Style }> = {
   pending: { dot: '○', style: theme.muted },
   running: { dot: '●', style: theme.warn },

@@ -24,3 +24,4 @@ export { QuestionState } from './panels/question-overlay.js';
 export { renderSidePanel } from './panels/side-panel.js';
 export { renderQueuePanel } from './panels/queue-panel.js';
 export { SlashPicker } from './panels/slash-picker.js';
+export { ListPicker, type ListPickerItem, type ListPickerOptions } from './panels/list-picker.js';

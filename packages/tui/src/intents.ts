@@ -12,8 +12,15 @@ export interface Intents {
   /** Enter: the composer text with its attached marker spans (`text` may be empty: QUEUE-4/5). */
   submit(text: string, spans: readonly ComposerSpan[]): void;
   ctrlC(composerEmpty: boolean): CtrlCResult;
+  /** Esc (TUIX-1): interrupts a running turn, keeping the queue; false when there is nothing to stop. */
+  interrupt?(): boolean;
+  /** The user messages of this conversation, oldest first (Esc Esc: edit and send again). */
+  userMessages?(): readonly string[];
+  /** `@` + Tab (TUIX-5): workspace paths matching the query, best first. */
+  completePath?(query: string): Promise<readonly string[]>;
   togglePlan(): void;
-  answerApproval(id: number, answer: ApprovalChoice): void;
+  /** `feedback` goes with a denial: the model reads it in the tool result (TUIX-12). */
+  answerApproval(id: number, answer: ApprovalChoice, feedback?: string): void;
   /** One list of chosen labels or typed text per question, or dismissed. */
   answerQuestion(id: number, answers: readonly (readonly string[])[] | 'dismissed'): void;
   /** Ctrl+V: reserve a number, read the clipboard, attach (the next keys wait for it: IMG-21). */

@@ -1,9 +1,9 @@
-/** Below 80x24 a centred notice replaces the frame (TUI-1); the frame comes back on resize. */
+/** Below 40x10 (TUIX-9) a centred notice replaces the frame (TUI-1); the frame comes back on resize. */
 import { paint, theme } from './style.js';
 import { truncate } from './wrap.js';
 
-export const MIN_COLS = 80;
-export const MIN_ROWS = 24;
+export const MIN_COLS = 40;
+export const MIN_ROWS = 10;
 
 export function tooSmall(cols: number, rows: number): boolean {
   return cols < MIN_COLS || rows < MIN_ROWS;

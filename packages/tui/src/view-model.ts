@@ -37,6 +37,10 @@ export interface ApprovalView {
   readonly summary: string;
   readonly subject: string;
   readonly preview?: readonly string[] | undefined;
+  /** SBX-3: `Sandboxed: …` or `Not sandboxed: …` for a call that starts a process. */
+  readonly sandbox?: string | undefined;
+  /** What Session and Always cover (TUIX-12). */
+  readonly grantScope?: string | undefined;
   readonly choices: readonly ApprovalChoice[];
 }
 
@@ -67,6 +71,9 @@ export interface SideEntryView {
   readonly state: 'waiting' | 'thinking' | 'streaming' | 'done' | 'failed';
   readonly error?: string | undefined;
 }
+
+/** What the session is doing, for the queue caption (QUEUE-3). */
+export type QueuePhase = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
 export interface QueueItemView {
   readonly kind: 'message' | 'command';

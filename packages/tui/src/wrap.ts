@@ -113,19 +113,31 @@ function layout(spans: readonly Span[], options: WrapOptions): RowWriter {
   const writer = new RowWriter(width, options.restPrefix ?? [], options.firstPrefix ?? [], options.carry);
   // Whitespace before the next word: kept as typed inside a row, dropped at a wrap.
   let pending: { text: string; style: Style | undefined } | undefined;
-  if (options.carry && options.carry.width > 0) pending = { text: ' ', style: undefined };
+  // A continued row is separated from the new words by one space, unless the new text brings
+  // its own whitespace (a stream cut before a space): then that whitespace, not both.
+  let implicit = false;
+  let lineStart = !options.carry;
+  if (options.carry && options.carry.width > 0) {
+    pending = { text: ' ', style: undefined };
+    implicit = true;
+  }
   for (const span of spans) {
     for (const match of span.text.matchAll(TOKENS)) {
       const token = match[0];
       if (token === '\n') {
         writer.newRow();
         pending = undefined;
+        lineStart = true;
         continue;
       }
       if (/^\s/.test(token)) {
-        if (!writer.fresh) pending = { text: (pending?.text ?? '') + token, style: span.style };
+        // Indentation at the start of a line is kept; whitespace at a wrap is dropped.
+        if (!writer.fresh || lineStart) pending = { text: (implicit ? '' : (pending?.text ?? '')) + token, style: span.style };
+        implicit = false;
         continue;
       }
+      implicit = false;
+      lineStart = false;
       const w = isPlainAscii(token) ? token.length : textWidth(token);
       const space = pending ? pending.text.length : 0;
       if (writer.col + space + w <= width) {

@@ -54,6 +54,7 @@ export class Prompts {
       el('h3', { text: `${card.tool}: ${card.summary}` }),
       el('p', { class: 'approval-meta', text: `Risk ${card.risk} · ${card.authority}` }),
       el('pre', { class: 'approval-subject', text: card.subject }),
+      card.sandbox ? el('p', { class: 'approval-sandbox', text: card.sandbox }) : null,
       card.preview && card.preview.length > 0 ? el('pre', { class: 'approval-preview', text: card.preview.join('\n') }) : null,
       el('div', { class: 'approval-choices' }, ...buttons),
     );

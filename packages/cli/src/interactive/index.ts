@@ -19,6 +19,9 @@ import { ensureTrusted } from '../trust-prompt.js';
 import { runPlain } from './plain.js';
 import { runTerminal } from './terminal.js';
 
+/** TUIX-8: the view when neither `--fullscreen`/`--inline` nor `terminalView` says. */
+export const DEFAULT_VIEW: 'inline' | 'fullscreen' = 'inline';
+
 export interface InteractiveDeps {
   /** The OS clipboard image reader (Ctrl+V); the default says none is available. */
   readonly readClipboardImage?: ClipboardReader;
@@ -63,6 +66,10 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   }
   const stdin = deps.stdin ?? process.stdin;
   const stdout = deps.stdout ?? process.stdout;
+  if (options.resumePicker && !(stdout.isTTY && stdin.isTTY)) {
+    await controller.close().catch(() => undefined);
+    throw new UsageError("--resume without an id opens a picker, which needs a terminal; pass the id: 'crystal --resume ID'.");
+  }
   const sessionId =
     stdout.isTTY && stdin.isTTY
       ? await runTerminal({
@@ -70,6 +77,8 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
           config,
           home,
           replay: resuming,
+          resumePicker: options.resumePicker === true,
+          view: options.view ?? config.terminalView ?? DEFAULT_VIEW,
           readClipboard: deps.readClipboardImage ?? defaultClipboardReader(),
           stdin,
           stdout,

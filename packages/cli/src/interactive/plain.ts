@@ -79,7 +79,7 @@ export function runPlain(options: PlainOptions): Promise<string> {
         }
         approval = event.prompt.id;
         line(
-          `Approve ${card.tool} ${card.subject} (risk ${card.risk}, ${card.authority})? [y] once, [s] session, [a] always, [n] deny:`,
+          `Approve ${card.tool} ${card.subject} (risk ${card.risk}, ${card.authority}${card.sandbox ? `; ${card.sandbox}` : ''})? [y] once, [s] session, [a] always, [n] deny:`,
         );
         break;
       }

@@ -3,7 +3,15 @@
  * decides; this only mirrors what it published (DESIGN.md: the CLI is the composition root).
  */
 import type { ChatMessage } from '@crystal/core';
-import { type Activity, type ControllerEvent, catalogOf, type Config, type SessionController } from '@crystal/engine';
+import {
+  type Activity,
+  type ControllerEvent,
+  catalogOf,
+  type Config,
+  changePreview,
+  resultDiffLines,
+  type SessionController,
+} from '@crystal/engine';
 import {
   AssistantEntry,
   NoteEntry,
@@ -163,6 +171,7 @@ export class SessionView {
           entry.setStatus('running');
           this.tools.set(call.id, entry);
           this.push(entry);
+          if (call.name === 'edit' || call.name === 'write') this.previewChange(call.id, entry, call.name, call.input);
         }
         this.progress('running');
         return;
@@ -178,6 +187,13 @@ export class SessionView {
           const denied = entry.state === 'denied';
           if (!denied) entry.setStatus(result.isError ? 'failed' : 'done');
           entry.setResult(resultSummary(result.name, output, result.isError));
+          entry.setFullOutput(output);
+          // TUIX-10: the hunks the tool applied, numbered from the file itself.
+          if (!result.isError && (result.name === 'edit' || result.name === 'write')) {
+            const lines = resultDiffLines(output);
+            if (lines) entry.setDiff(lines);
+          }
+          this.settled.add(entry);
           this.tools.delete(result.callId);
         }
         this.app.transcriptChanged();
@@ -213,6 +229,7 @@ export class SessionView {
         return;
       case 'activity':
         this.activity = event.activity;
+        this.app.setQueuePhase(event.activity);
         if (event.activity === 'idle') this.app.setProgress(undefined);
         else if (event.activity === 'tool_batch') this.progress('running');
         else if (event.activity === 'compacting') this.progress('compacting');
@@ -310,6 +327,19 @@ export class SessionView {
     }
   };
 
+  private readonly settled = new WeakSet<ToolEntry>();
+
+  /** The real hunks of an edit/write before it runs (the file as it is now); the tool's own patch wins. */
+  private previewChange(callId: string, entry: ToolEntry, name: string, input: unknown): void {
+    void changePreview(this.controller.session.workspace, name, input)
+      .then((lines) => {
+        if (!lines || this.settled.has(entry) || !this.tools.has(callId)) return;
+        entry.setDiff(lines);
+        this.app.transcriptChanged();
+      })
+      .catch(() => undefined);
+  }
+
   private threadEntries(): SideEntryView[] {
     return this.controller.sideExchanges.map((x) => ({ question: x.question, answer: x.answer, state: 'done' }));
   }
@@ -346,10 +376,17 @@ export class SessionView {
           if (part.type !== 'tool-result') continue;
           const card = cards.get(part.callId);
           if (!card) continue;
+          const output = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+          card.setFullOutput(output);
           if (part.isError) {
             card.setStatus('failed');
-            const output = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
             card.setResult(resultSummary(part.name, output, true));
+          } else {
+            card.setResult(resultSummary(part.name, output, false));
+            if (part.name === 'edit' || part.name === 'write') {
+              const lines = resultDiffLines(output);
+              if (lines) card.setDiff(lines);
+            }
           }
         }
       }

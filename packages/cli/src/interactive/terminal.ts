@@ -2,13 +2,14 @@
  * The full-screen session on a terminal (CLI-1, TUI-1): wires stdin/stdout, the controller and
  * the display together, and restores the terminal on every way out.
  */
-import type { Config, SessionController } from '@crystal/engine';
-import { TerminalApp } from '@crystal/tui';
+import { type Config, type SessionController, WorkspaceFileIndex } from '@crystal/engine';
+import { PanelEntry, TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
 import { pickerCommands } from './completions.js';
 import { controllerIntents } from './intents.js';
 import { loginInTerminal } from './login.js';
 import { appendHistory, loadHistory } from './prompt-history.js';
+import { openSessionPicker, pickerFor } from './pickers.js';
 import { SessionView } from './session-view.js';
 
 export interface TerminalOptions {
@@ -16,6 +17,9 @@ export interface TerminalOptions {
   readonly config: Config;
   readonly home: string;
   readonly replay: boolean;
+  readonly view?: 'inline' | 'fullscreen';
+  /** `crystal -r` without an id: the session picker opens first (TUIX-11). */
+  readonly resumePicker?: boolean;
   readonly readClipboard: ClipboardReader;
   readonly stdin: NodeJS.ReadStream;
   readonly stdout: NodeJS.WriteStream;
@@ -27,7 +31,8 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
   const { controller, stdin, stdout, home } = options;
   const workspace = controller.session.workspace;
   let login: ((argument: string) => void) | undefined;
-  const app = new TerminalApp({
+  const files = new WorkspaceFileIndex(() => controller.session.workspace);
+  const app: TerminalApp = new TerminalApp({
     host: {
       write: (data) => void stdout.write(data),
       size: () => ({ cols: stdout.columns || 80, rows: stdout.rows || 24 }),
@@ -37,6 +42,9 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       readClipboard: options.readClipboard,
       remember: (text) => void appendHistory(home, workspace, text),
       login: (argument) => login?.(argument),
+      completePath: (query) => files.complete(query).catch(() => []),
+      notice: (text) => app.notice(text, 'error'),
+      pickers: (text) => pickerFor(text, controller, options.config, (picker) => app.openList(picker)),
     }),
     status: {
       mode: controller.mode,
@@ -49,11 +57,13 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     },
     commands: pickerCommands(home, () => controller.session.workspace),
     home: process.env.HOME,
+    view: options.view ?? 'fullscreen',
   });
   const view = new SessionView(app, controller, options.config);
   app.setStatus(view.status());
   app.setHistory(loadHistory(home, workspace));
   if (options.replay) view.replay(controller.session.history());
+  else app.transcript.push(welcome(controller, process.env.HOME));
   if (controller.queue.length > 0) app.setQueue(controller.queue.map((i) => ({ kind: i.kind, text: i.text })));
   // A display defect must never break the engine that published the event.
   const unsubscribe = controller.on((event) => {
@@ -119,5 +129,19 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     app.start();
     stdin.resume();
     if (options.firstPrompt) controller.submit(options.firstPrompt);
+    if (options.resumePicker) void openSessionPicker(controller, (picker) => app.openList(picker));
   });
+}
+
+/** The first screen (TUIX-9): where you are, with what, and three keys worth knowing. */
+function welcome(controller: SessionController, home: string | undefined): PanelEntry {
+  const ws = controller.session.workspace;
+  const where = home && (ws === home || ws.startsWith(`${home}/`)) ? `~${ws.slice(home.length)}` : ws;
+  return new PanelEntry(
+    'Crystal Code',
+    [
+      `Working in ${where} with ${controller.session.provider}/${controller.session.model}, ${controller.mode === 'plan' ? 'Plan' : 'Work'} mode.`,
+      '@ attaches a file · Shift+Tab switches Plan/Work · Esc interrupts · ? lists every key and command',
+    ].join('\n'),
+  );
 }

@@ -49,18 +49,25 @@ export function toolSummary(name: string, input: Record<string, unknown>, args: 
 
 export const DIFF_PREVIEW_LINES = 40;
 
+/**
+ * The card's first preview, before the file is read (the engine's change preview and then the
+ * tool's own patch replace it): `edit` as its old and new text, `write` as numbered new lines.
+ * A final newline is no line of its own.
+ */
 export function toolDiff(name: string, input: Record<string, unknown>): string[] | undefined {
   const lines: string[] = [];
+  const split = (text: string): string[] => text.replace(/\n$/, '').split('\n');
   if (name === 'edit') {
-    for (const l of str(input.old_string).split('\n')) lines.push(`-${l}`);
-    for (const l of str(input.new_string).split('\n')) lines.push(`+${l}`);
+    for (const l of split(str(input.old_string))) lines.push(`- │ ${l}`);
+    for (const l of split(str(input.new_string))) lines.push(`+ │ ${l}`);
   } else if (name === 'write') {
-    const contents = str(input.contents);
-    for (const l of contents.replace(/\n$/, '').split('\n')) lines.push(`+${l}`);
+    const contents = split(str(input.contents));
+    const width = String(contents.length).length;
+    for (const [i, l] of contents.entries()) lines.push(`+ ${String(i + 1).padStart(width)} │ ${l}`);
   } else return undefined;
   return lines
     .slice(0, DIFF_PREVIEW_LINES + 1)
-    .concat(lines.length > DIFF_PREVIEW_LINES + 1 ? [`… ${lines.length - DIFF_PREVIEW_LINES - 1} more`] : []);
+    .concat(lines.length > DIFF_PREVIEW_LINES + 1 ? [`\\ ${lines.length - DIFF_PREVIEW_LINES - 1} more lines`] : []);
 }
 
 export function toolCard(call: { name: string; input?: unknown; arguments: string }): ToolCardData {
@@ -68,15 +75,46 @@ export function toolCard(call: { name: string; input?: unknown; arguments: strin
   return { name: call.name, summary: toolSummary(call.name, input, call.arguments), diff: toolDiff(call.name, input) };
 }
 
-/** What a card shows under it once the tool returned: errors always; bash its tail; reads nothing. */
+/**
+ * What a card shows under it once the tool returned: a failing call its last lines (where the
+ * error is) with how many came before (TUIX-7); bash its last line; reads nothing. Ctrl+O
+ * shows the whole output.
+ */
 export function resultSummary(name: string, output: string, isError: boolean): string | undefined {
   const text = output.replace(/\s+$/, '');
-  if (isError) return text.split('\n').slice(0, 6).join('\n');
+  const lines = text.split('\n');
+  if (isError) {
+    if (lines.length <= RESULT_TAIL_LINES + 1) return text;
+    // bash: keep the `exit N` line, then the tail.
+    const head = name === 'bash' && /^exit \d+$/.test(lines[0] ?? '') ? [lines[0] as string] : [];
+    const rest = lines.slice(head.length);
+    const hidden = rest.length - RESULT_TAIL_LINES;
+    return [...head, `… ${hidden} more line${hidden === 1 ? '' : 's'} above · Ctrl+O shows all`, ...rest.slice(hidden)].join(
+      '\n',
+    );
+  }
+  if (name === 'question') return questionAnswers(text);
   if (name === 'bash') {
-    const lines = text.split('\n');
-    const last = lines.at(-1) ?? '';
-    const hidden = lines.length - 1;
-    return hidden > 0 ? `(${hidden} line${hidden === 1 ? '' : 's'} hidden) ${last}` : last;
+    // `exit 0` says nothing; a short output shows whole, a long one its last line.
+    const body = /^exit 0$/.test(lines[0] ?? '') ? lines.slice(1) : lines;
+    if (body.length <= 3) return body.join('\n');
+    const hidden = body.length - 1;
+    return `(${hidden} more line${hidden === 1 ? '' : 's'} · Ctrl+O shows all) ${body.at(-1) ?? ''}`;
   }
   return undefined;
+}
+
+export const RESULT_TAIL_LINES = 8;
+
+/** The chosen answers under a question card (`User answers: {"answers":[["SQLite"]]}`). */
+function questionAnswers(output: string): string | undefined {
+  const json = output.replace(/^User answers:\s*/, '');
+  try {
+    const parsed = JSON.parse(json) as { answers?: unknown };
+    if (!Array.isArray(parsed.answers)) return undefined;
+    const each = parsed.answers.map((a) => (Array.isArray(a) && a.length > 0 ? a.map(String).join(', ') : '(no answer)'));
+    return `Answered: ${each.join(' · ')}`;
+  } catch {
+    return undefined;
+  }
 }

@@ -19,6 +19,10 @@ export interface ApprovalCard {
   readonly subject: string;
   /** `edit`/`write`: `-` lines of `old_string`, `+` lines of `new_string` or `contents` (escaped, capped). */
   readonly preview?: readonly string[];
+  /** SBX-3: for a call that starts a process, whether it runs in the OS sandbox (`Sandboxed: …` / `Not sandboxed: …`). */
+  readonly sandbox?: string;
+  /** TUIX-12: what a Session or Always answer covers (the tool and the path or command). */
+  readonly grantScope?: string;
 }
 
 /** The card of a call that passed without asking (§6.5). */
@@ -60,7 +64,7 @@ function capLine(text: string): string {
   return text.length <= CARD_MAX_LINE_CHARS ? text : `${text.slice(0, CARD_MAX_LINE_CHARS)}…`;
 }
 
-export function buildCard(call: ParsedToolCall, classification: Classification): ApprovalCard {
+export function buildCard(call: ParsedToolCall, classification: Classification, sandbox?: string): ApprovalCard {
   const preview = previewOf(call);
   return {
     tool: escapeCardText(call.name),
@@ -69,6 +73,7 @@ export function buildCard(call: ParsedToolCall, classification: Classification):
     summary: escapeCardText(classification.summary),
     subject: capLine(escapeCardText(subjectOf(call))),
     ...(preview ? { preview } : {}),
+    ...(sandbox ? { sandbox } : {}),
   };
 }
 

@@ -32,8 +32,13 @@ export function fingerprintOf(call: ParsedToolCall): string {
   const input = call.input !== null && typeof call.input === 'object' ? (call.input as Record<string, unknown>) : {};
   if (PATH_FINGERPRINT_TOOLS.has(call.name)) return typeof input.path === 'string' ? input.path.replaceAll('\\', '/') : '';
   if (call.name === 'bash') return typeof input.command === 'string' ? input.command : '';
+  // A host asked about by the sandbox's network proxy: the grant covers that host only.
+  if (call.name === NETWORK_ASK_TOOL) return typeof input.host === 'string' ? input.host : '';
   return call.name;
 }
+
+/** The tool name of a network ask (no real tool can have a space in its name). */
+export const NETWORK_ASK_TOOL = 'sandbox network';
 
 export function grantFor(workspace: string, call: ParsedToolCall): Grant {
   return { workspace: resolve(workspace), tool: call.name, fingerprint: fingerprintOf(call) };

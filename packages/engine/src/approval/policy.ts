@@ -11,14 +11,23 @@
  */
 import { resolve } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolInvocationPolicy } from '@crystal/core';
-import { type ApprovalCard, type AutoPassCard, buildCard } from './card.js';
+import { changePreview } from '../change-preview.js';
+import { type ApprovalCard, type AutoPassCard, buildCard, escapeCardText } from './card.js';
 import { type Classification, type ExternalToolFacts, classify, type ToolClassifier } from './classifier.js';
-import { GrantStore, grantFor } from './grants.js';
+import { grantScopeText } from './grant-scope.js';
+import { GrantStore, grantFor, NETWORK_ASK_TOOL } from './grants.js';
+import { approvedNetwork, type SandboxFacts, sandboxContains } from './sandbox-rule.js';
 
 export type ApprovalMode = 'default' | 'edit' | 'full';
 export const APPROVAL_MODES: readonly ApprovalMode[] = ['default', 'edit', 'full'];
 
 export type ApprovalAnswer = 'once' | 'session' | 'always' | 'deny';
+/** TUIX-12: a denial that tells the model what to do instead (the text reaches it in the tool result). */
+export interface DenyWithFeedback {
+  readonly answer: 'deny';
+  readonly feedback: string;
+}
+export type ApprovalReply = ApprovalAnswer | DenyWithFeedback;
 export const ALL_ANSWERS: readonly ApprovalAnswer[] = ['once', 'session', 'always', 'deny'];
 /** A Forbidden call is only ever granted Once. */
 export const FORBIDDEN_ANSWERS: readonly ApprovalAnswer[] = ['once', 'deny'];
@@ -27,6 +36,11 @@ export const DECLINED_TEXT = 'The user declined this action. Do not retry the sa
 export const CANCELLED_TEXT = 'The turn was cancelled before the operator answered.';
 /** Tools Plan never runs, whatever the catalog offers. */
 export const PLAN_REJECTED_TOOLS: ReadonlySet<string> = new Set(['edit', 'write', 'bash']);
+
+/** The model-visible result of a denial with the operator's instruction. */
+export function declinedWithFeedbackText(feedback: string): string {
+  return `The user declined this action and said what to do instead:\n${feedback.trim()}\nDo not retry the same call; follow the user's instruction.`;
+}
 
 export function planRejectionText(tool: string): string {
   return `Plan mode does not allow ${tool}.`;
@@ -49,6 +63,8 @@ export interface ApprovalOutcome {
   readonly classification?: Classification;
   readonly allowed: boolean;
   readonly by: 'plan' | 'policy' | 'grant' | 'once' | 'session' | 'always' | 'deny' | 'unattended' | 'cancelled';
+  /** The operator's instruction with a denial (TUIX-12). */
+  readonly feedback?: string;
 }
 
 export interface ApprovalPolicyOptions {
@@ -59,7 +75,7 @@ export interface ApprovalPolicyOptions {
   readonly workspace: string | (() => string);
   readonly home: string;
   /** Asks the operator. Omitted (as in `crystal run`): every ask is a deny. */
-  readonly ask?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  readonly ask?: (request: ApprovalRequest) => Promise<ApprovalReply>;
   /** A call passed without asking (policy or grant): the auto-pass card. */
   readonly onAutoPass?: (card: AutoPassCard) => void;
   readonly onDecided?: (outcome: ApprovalOutcome) => void;
@@ -71,17 +87,25 @@ export interface ApprovalPolicyOptions {
   readonly skillRoots?: () => readonly string[];
   /** Plugin classifiers for tools the host does not know. */
   readonly classifiers?: readonly ToolClassifier[];
+  /** The OS sandbox (SBX-3): which calls it covers, the card line, network grants. */
+  readonly sandbox?: SandboxFacts;
 }
 
 export interface ApprovalPolicy extends ToolInvocationPolicy {
   readonly mode: ApprovalMode;
   setMode(mode: ApprovalMode): void;
   classify(call: ParsedToolCall): Classification;
+  /**
+   * A sandboxed command wants a host not on the allow list (SBX-1): a Session or Always grant
+   * passes, otherwise the operator is asked (a Network card); without an operator it is refused.
+   */
+  askHost(host: string, signal: AbortSignal): Promise<boolean>;
 }
 
 /** Creates the policy; throws `ConfigError` when `permissions.json` is corrupt (it is never overwritten). */
 export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPolicy {
   let mode = options.mode;
+  let hostAsks = 0;
   const grants = new GrantStore(options.home);
   const workspace = (): string => resolve(typeof options.workspace === 'function' ? options.workspace() : options.workspace);
   const classifyCall = (call: ParsedToolCall): Classification =>
@@ -92,15 +116,23 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       ...(options.classifiers ? { classifiers: options.classifiers } : {}),
     });
 
+  const sandboxed = (call: ParsedToolCall): boolean => options.sandbox?.covers(call.name) ?? false;
+  const cardOf = (call: ParsedToolCall, classification: Classification): ApprovalCard =>
+    buildCard(call, classification, options.sandbox?.cardLine(call.name));
   const decided = (outcome: ApprovalOutcome): PolicyDecision => {
     options.onDecided?.(outcome);
+    const { call, classification } = outcome;
+    if (outcome.allowed && classification && outcome.by !== 'policy' && approvedNetwork(classification, sandboxed(call))) {
+      options.sandbox?.grantNetwork(call.id);
+    }
     if (outcome.allowed) return { allow: true };
     if (outcome.by === 'plan') return { allow: false, reason: planRejectionText(outcome.call.name) };
     if (outcome.by === 'cancelled') return { allow: false, reason: CANCELLED_TEXT };
+    if (outcome.feedback) return { allow: false, reason: declinedWithFeedbackText(outcome.feedback) };
     return { allow: false, reason: DECLINED_TEXT };
   };
   const autoPass = (call: ParsedToolCall, classification: Classification, reason: 'Policy' | 'Grant'): PolicyDecision => {
-    options.onAutoPass?.({ ...buildCard(call, classification), status: 'Approved', reason });
+    options.onAutoPass?.({ ...cardOf(call, classification), status: 'Approved', reason });
     return decided({ call, classification, allowed: true, by: reason === 'Policy' ? 'policy' : 'grant' });
   };
 
@@ -111,14 +143,22 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
   ): Promise<PolicyDecision> => {
     if (!options.ask) return decided({ call, classification, allowed: false, by: 'unattended' });
     const forbidden = classification.risk === 'forbidden';
+    const preview = await changePreview(workspace(), call.name, call.input).catch(() => undefined);
     const request: ApprovalRequest = {
       call,
       classification,
-      card: buildCard(call, classification),
+      card: {
+        ...cardOf(call, classification),
+        // TUIX-10: edit/write show the real hunks of the file as it is now.
+        ...(preview ? { preview: preview.map(escapeCardText) } : {}),
+        ...(forbidden ? {} : { grantScope: grantScopeText(call) }),
+      },
       choices: forbidden ? FORBIDDEN_ANSWERS : ALL_ANSWERS,
       signal,
     };
-    const answer = await answerOf(options.ask, request, signal, options.onNote);
+    const reply = await answerOf(options.ask, request, signal, options.onNote);
+    if (typeof reply === 'object') return decided({ call, classification, allowed: false, by: 'deny', feedback: reply.feedback });
+    const answer = reply;
     if (answer === 'cancelled') return decided({ call, classification, allowed: false, by: 'cancelled' });
     if (answer === 'deny') return decided({ call, classification, allowed: false, by: 'deny' });
     // A Forbidden call is only ever granted Once: Session and Always count as Once.
@@ -145,13 +185,31 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       mode = next;
     },
     classify: classifyCall,
+    async askHost(host: string, signal: AbortSignal): Promise<boolean> {
+      hostAsks += 1;
+      const call: ParsedToolCall = {
+        id: `sandbox-network-${hostAsks}`,
+        name: NETWORK_ASK_TOOL,
+        arguments: host,
+        input: { host },
+      };
+      const classification: Classification = {
+        risk: 'write',
+        authority: 'network',
+        summary: `Network access to ${host} from a sandboxed command`,
+      };
+      if (grants.matches(grantFor(workspace(), call))) return true;
+      return (await askOperator(call, classification, signal)).allow;
+    },
     async decide(call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> {
       // 1. Plan offers no edit, write or bash, and the policy rejects them as well.
       if (options.plan() && PLAN_REJECTED_TOOLS.has(call.name)) return decided({ call, allowed: false, by: 'plan' });
       const classification = classifyCall(call);
       const facts = options.externalTool?.(call.name);
       // 2. Auto-pass by mode.
-      if (autoPasses(mode, call.name, classification, facts?.automatic === true)) return autoPass(call, classification, 'Policy');
+      if (autoPasses(mode, call.name, classification, facts?.automatic === true, sandboxed(call))) {
+        return autoPass(call, classification, 'Policy');
+      }
       // 3. Session and Always grants (never for a Forbidden call).
       if (classification.risk !== 'forbidden' && grants.matches(grantFor(workspace(), call))) {
         return autoPass(call, classification, 'Grant');
@@ -166,9 +224,17 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
 
 /**
  * §6.2 step 2: only workspace-bounded calls that are neither Privileged nor Forbidden, and then
- * when the tool is automatic, the call only reads, or the mode allows the write.
+ * when the tool is automatic, the call only reads, or the mode allows the write. With the OS
+ * sandbox on, `full` also passes a Privileged command the sandbox contains (SBX-3).
  */
-export function autoPasses(mode: ApprovalMode, tool: string, classification: Classification, automatic: boolean): boolean {
+export function autoPasses(
+  mode: ApprovalMode,
+  tool: string,
+  classification: Classification,
+  automatic: boolean,
+  sandboxed = false,
+): boolean {
+  if (sandboxContains(mode, classification, sandboxed)) return true;
   const { risk, authority } = classification;
   if (risk === 'forbidden' || risk === 'privileged' || authority !== 'workspace') return false;
   if (automatic || risk === 'read') return true;
@@ -177,11 +243,11 @@ export function autoPasses(mode: ApprovalMode, tool: string, classification: Cla
 }
 
 async function answerOf(
-  ask: (request: ApprovalRequest) => Promise<ApprovalAnswer>,
+  ask: (request: ApprovalRequest) => Promise<ApprovalReply>,
   request: ApprovalRequest,
   signal: AbortSignal,
   onNote: ((text: string) => void) | undefined,
-): Promise<ApprovalAnswer | 'cancelled'> {
+): Promise<ApprovalReply | 'cancelled'> {
   if (signal.aborted) return 'cancelled';
   let onAbort: (() => void) | undefined;
   const cancelled = new Promise<'cancelled'>((resolve) => {
@@ -191,6 +257,8 @@ async function answerOf(
   try {
     const answer = await Promise.race([ask(request), cancelled]);
     if (answer === 'cancelled') return answer;
+    if (typeof answer === 'object')
+      return answer.answer === 'deny' && typeof answer.feedback === 'string' && answer.feedback.trim() !== '' ? answer : 'deny';
     return ALL_ANSWERS.includes(answer) ? answer : 'deny';
   } catch (error) {
     // A failing surface must not run the call: the ask counts as a deny.

@@ -108,17 +108,36 @@ export function commandCompletions(prefix: string): CommandSpec[] {
   return COMMANDS.filter((spec) => [spec.name, ...spec.aliases].some((n) => n.startsWith(typed)));
 }
 
+/**
+ * The key table of `/help` (TUIX-3): Esc, Ctrl+C (QUEUE-12, QUEUE-13), Enter and empty Enter
+ * exactly as the controller and the terminal behave, then every other key.
+ */
+export const KEY_HELP: readonly (readonly [string, string])[] = [
+  ['Esc', 'During a turn: interrupts it; queued text stays. At an idle prompt: clears the composer.'],
+  ['', 'In an overlay or picker: closes it. Twice on an empty composer: pick an earlier message to edit and resend.'],
+  ['Ctrl+C', 'During a turn: interrupts it; queued text stays. At an idle prompt: clears the composer.'],
+  ['', 'Twice on an empty composer: exits (the session is saved).'],
+  ['Enter', 'At an idle prompt: sends the text. During a turn: queues it as a follow-up (sent after the current step).'],
+  ['empty Enter', 'With follow-ups queued: interrupts the turn so the queue goes now. With nothing queued: does nothing.'],
+  ['Shift+Tab', 'Cycles Plan and Work.'],
+  ['Tab', 'Completes the slash command, its argument, or the @path before the cursor; never changes the mode.'],
+  ['Ctrl+J', 'Inserts a newline (also Alt+Enter, or \\ then Enter).'],
+  ['Up/Down', 'Moves in the composer, then through earlier prompts.'],
+  ['PageUp/PageDown', 'Full-screen view: scrolls the transcript (also Ctrl+Up/Down, the wheel). Inline: the terminal scrolls.'],
+  ['Ctrl+O', 'Expands or collapses the output of the last tool card (a long command output, read or diff).'],
+  ['Ctrl+V', 'Attaches the image on the clipboard as [Image #N].'],
+  ['Ctrl+L', 'Repaints the screen.'],
+  ['@path', 'Attaches that workspace file (an image as an image); Tab completes the path.'],
+  ['!command', 'Runs a shell command through the bash tool (same approval and fence); the model sees its output.'],
+  ['?', 'On an empty composer: this help.'],
+];
+
 export function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));
   const lines = COMMANDS.map((c) => {
     const aliases = c.aliases.length > 0 ? ` (${c.aliases.map((a) => `/${a}`).join(', ')})` : '';
     return `${c.usage.padEnd(width)}  ${c.summary}${aliases}`;
   });
-  return [
-    'Commands:',
-    ...lines,
-    '',
-    'Keys: Enter sends (queues while busy), Ctrl+J or \\+Enter inserts a newline, Tab toggles Plan/Work,',
-    'Up/Down history, Ctrl+C interrupts (twice on an empty prompt exits), empty Enter sends the queue now.',
-  ].join('\n');
+  const keyWidth = Math.max(...KEY_HELP.map(([k]) => k.length));
+  return ['Keys:', ...KEY_HELP.map(([key, text]) => `${key.padEnd(keyWidth)}  ${text}`), '', 'Commands:', ...lines].join('\n');
 }

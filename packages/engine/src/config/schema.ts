@@ -60,6 +60,29 @@ export const executionBudgetSchema = z.union([
   }),
 ]);
 
+const sandboxMode = z.enum(['off', 'workspace-write']);
+/** SBX-1: `"off"`, `"workspace-write"` (the default where the OS has a sandbox), or the object form with network hosts. */
+export const sandboxSchema = z.union([
+  sandboxMode,
+  z.object({
+    mode: z.optional(sandboxMode),
+    network: z.optional(
+      z.object({
+        allow: z.array(
+          z
+            .string()
+            .check(
+              z.regex(
+                /^(\*|(\*\.)?[A-Za-z0-9.-]+(:\d+)?)$/,
+                'a host name such as "registry.npmjs.org", "*.github.com", "host:port", or "*" for any host',
+              ),
+            ),
+        ),
+      }),
+    ),
+  }),
+]);
+
 export const configSchema = z.object({
   provider: z.optional(z.string()),
   model: z.optional(z.string()),
@@ -108,9 +131,16 @@ export const configSchema = z.object({
   ),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
   workspaceTrust: z.optional(z.boolean()),
+  /** SBX-1: the OS sandbox for bash and exec tools. */
+  sandbox: z.optional(sandboxSchema),
+  /** SEC-6: variables children get although they look like secrets (`pass`). */
+  shellEnvironment: z.optional(z.object({ pass: z.optional(z.array(z.string().check(z.minLength(1)))) })),
+  /** The interactive terminal view (TUIX-8): `inline` (default) or `fullscreen`. */
+  terminalView: z.optional(z.enum(['inline', 'fullscreen'])),
 });
 
 export type Config = z.output<typeof configSchema>;
+export type SandboxConfig = z.output<typeof sandboxSchema>;
 export type ProviderConfig = z.output<typeof providerSchema>;
 export type ProviderEntry = z.output<typeof providerEntrySchema>;
 export type ModelConfig = z.output<typeof modelSchema>;

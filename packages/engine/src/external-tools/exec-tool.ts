@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { ToolContext, ToolOutput } from '@crystal/core';
+import type { ContainedCommand } from '../containment.js';
 import { expandHome } from '../tools/fence.js';
 import { parseContentOutput } from './content-output.js';
 import type { ToolSet } from './discover.js';
@@ -49,6 +50,8 @@ async function runExecTool(
   const [program, ...prefix] = spec.command as [string, ...string[]];
   const args = [...prefix, ...flagsOf(spec.argv, fenced)];
   const seconds = set.manifest.timeoutSeconds;
+  let contained: ContainedCommand | undefined;
+  const containment = context.containment?.sandboxed ? context.containment : undefined;
   const result = await runArgv(executableOf(program, set.dir), args, {
     cwd: context.workspace,
     env: childEnv(context),
@@ -58,12 +61,25 @@ async function runExecTool(
     ...(context.killGraceMs !== undefined ? { killGraceMs: context.killGraceMs } : {}),
     maxStdoutBytes: spec.output === 'content' ? CONTENT_STDOUT_BYTES : TEXT_STREAM_BYTES,
     maxStderrBytes: TEXT_STREAM_BYTES,
+    ...(containment
+      ? {
+          contain: (argv: readonly [string, ...string[]], env: NodeJS.ProcessEnv) => {
+            // The set's own folder stays readable (it may sit in the temp the sandbox makes private).
+            contained = containment.wrap({ argv, cwd: context.workspace, env, callId: toolContext.callId, readable: [set.dir] });
+            return contained;
+          },
+        }
+      : {}),
   });
   if (result.timedOut) throw new Error(timeoutText(seconds ?? 0));
   if (result.cancelled) throw new Error(CANCELLED_TOOL_TEXT);
   const stdout = result.stdout.toString('utf8');
   const stderr = result.stderr.toString('utf8');
-  if (result.exitCode !== 0) throw new Error(capToolOutput(`${exitLine(result)}\n${joinStreams(stdout, stderr)}`));
+  if (result.exitCode !== 0) {
+    const text = capToolOutput(`${exitLine(result)}\n${joinStreams(stdout, stderr)}`);
+    const refusals = contained && containment ? containment.explain(`${stdout}\n${stderr}`, contained) : [];
+    throw new Error(refusals.length > 0 ? `${text}\n${refusals.join('\n')}` : text);
+  }
   if (spec.output === 'text') return capToolOutput(joinStreams(stdout, stderr));
   if (result.stdoutDropped > 0) {
     throw new Error(`The tool wrote more than ${CONTENT_STDOUT_BYTES} bytes to stdout; content output is limited to that.`);

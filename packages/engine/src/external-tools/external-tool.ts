@@ -1,6 +1,7 @@
 /** An external tool as the session sees it: a core tool definition plus where it came from. */
 import type { ToolDefinition } from '@crystal/core';
 import type { ExternalToolFacts } from '../approval/classifier.js';
+import type { Containment } from '../containment.js';
 import type { Catalog, DeclaredApproval, ToolSource } from './manifest.js';
 
 export interface ExternalTool extends ToolDefinition {
@@ -27,6 +28,8 @@ export interface ExternalToolContext {
   readonly env?: NodeJS.ProcessEnv;
   /** Grace between SIGTERM and SIGKILL when a tool is stopped (default 2000 ms). */
   readonly killGraceMs?: number;
+  /** The OS sandbox exec tools run in (SBX-1); absent runs them unsandboxed. */
+  readonly containment?: Containment;
 }
 
 export function acceptsImages(context: ExternalToolContext): boolean {

@@ -5,7 +5,7 @@
  * SIGTERM, then SIGKILL after a grace period for children that ignore it (BASH-3).
  */
 import { spawn } from 'node:child_process';
-import { superviseGroup } from '../tools/process-group.js';
+import { type ContainArgv, superviseGroup } from '../tools/process-group.js';
 
 export interface ArgvRunOptions {
   readonly cwd: string;
@@ -19,6 +19,8 @@ export interface ArgvRunOptions {
   /** Bytes of each stream kept; the rest is counted and dropped. */
   readonly maxStdoutBytes: number;
   readonly maxStderrBytes: number;
+  /** Wraps the argv for the OS sandbox (SBX-1). */
+  readonly contain?: ContainArgv;
 }
 
 export interface ArgvRunResult {
@@ -55,9 +57,10 @@ class Capped {
 
 export function runArgv(file: string, args: readonly string[], options: ArgvRunOptions): Promise<ArgvRunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, [...args], {
+    const wrapped = options.contain?.([file, ...args], options.env);
+    const child = spawn(wrapped?.file ?? file, wrapped ? [...wrapped.args] : [...args], {
       cwd: options.cwd,
-      env: options.env,
+      env: wrapped?.env ?? options.env,
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -70,12 +73,14 @@ export function runArgv(file: string, args: readonly string[], options: ArgvRunO
     const group = superviseGroup(child, options);
     child.on('error', (error: NodeJS.ErrnoException) => {
       group.release(false);
+      wrapped?.cleanup();
       const why = error.code === 'ENOENT' ? 'not found' : error.code === 'EACCES' ? 'not executable' : error.message;
       reject(new Error(`Cannot start ${file}: ${why}.`));
     });
     child.on('close', (exitCode, signal) => {
       // The tool is gone; release() also makes sure nothing it started outlives it.
       group.release(true);
+      wrapped?.cleanup();
       resolve({
         exitCode,
         signal,

@@ -16,7 +16,15 @@ export interface ProcessOptions {
   readonly maxOutputBytes?: number;
   readonly killGraceMs?: number;
   readonly onOutput?: (chunk: string) => void;
+  /** Wraps the argv for the OS sandbox (SBX-1); undefined (or returning undefined) runs it as is. */
+  readonly contain?: ContainArgv;
 }
+
+/** What the process runners need from the sandbox: the file, args and env to spawn instead, and a cleanup. */
+export type ContainArgv = (
+  argv: readonly [string, ...string[]],
+  env: NodeJS.ProcessEnv,
+) => { readonly file: string; readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv; cleanup(): void } | undefined;
 
 export interface ProcessResult {
   readonly exitCode: number | null;
@@ -32,9 +40,11 @@ const DEFAULT_MAX_OUTPUT = 256 * 1024;
 export function runInProcessGroup(command: string, options: ProcessOptions): Promise<ProcessResult> {
   const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], {
+    const env = options.env ?? process.env;
+    const wrapped = options.contain?.(['/bin/sh', '-c', command], env);
+    const child = spawn(wrapped?.file ?? '/bin/sh', wrapped ? [...wrapped.args] : ['-c', command], {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: wrapped?.env ?? env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -67,10 +77,12 @@ export function runInProcessGroup(command: string, options: ProcessOptions): Pro
     const group = superviseGroup(child, options);
     child.on('error', (error) => {
       group.release(false);
+      wrapped?.cleanup();
       reject(error);
     });
     child.on('close', (exitCode, signal) => {
       group.release(true);
+      wrapped?.cleanup();
       const { timedOut, cancelled } = group;
       const omitted = dropped > 0 ? `\n[… ${dropped} bytes of output omitted; the output cap is ${max} bytes …]\n` : '';
       resolve({ exitCode, signal, output: head + omitted + tail, truncatedBytes: dropped, timedOut, cancelled });

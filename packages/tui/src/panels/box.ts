@@ -22,10 +22,18 @@ export interface BoxOptions {
 
 /** Body lines are span lists, word-wrapped to the inner width. */
 export function box(lines: readonly (readonly Span[])[], width: number, options: BoxOptions): string[] {
+  return boxRows(lines, width, options);
+}
+
+/** As `box`; a string line is a row already laid out at the inner width (a diff line). */
+export function boxRows(lines: readonly (readonly Span[] | string)[], width: number, options: BoxOptions): string[] {
   const border = options.border ?? theme.border;
   const inner = Math.max(1, width - 4);
   let body: string[] = [];
-  for (const line of lines) body.push(...wrapSpans(line, { width: inner }));
+  for (const line of lines) {
+    if (typeof line === 'string') body.push(line);
+    else body.push(...wrapSpans(line, { width: inner }));
+  }
   const max = options.maxRows ?? Number.POSITIVE_INFINITY;
   if (body.length + 2 > max) {
     const room = Math.max(1, max - 3);

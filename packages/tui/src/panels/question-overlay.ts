@@ -8,6 +8,7 @@
  */
 import type { InputEvent } from '../input-decoder.js';
 import { theme } from '../style.js';
+import { textWidth } from '../text-width.js';
 import type { QuestionView } from '../view-model.js';
 import type { Span } from '../wrap.js';
 import { box } from './box.js';
@@ -75,6 +76,11 @@ export class QuestionState {
         default:
           return undefined;
       }
+    }
+    if ((event.type === 'text' || event.type === 'paste') && !onConfirm && this.isCustom(q, this.cursor[q] ?? 0)) {
+      // On "Type your own answer" typing goes straight into the answer (nothing is dropped).
+      this.editing = (this.custom[q] ?? '') + event.text.replace(/\n/g, ' ');
+      return undefined;
     }
     if (event.type === 'text') {
       const k = event.text;
@@ -167,7 +173,7 @@ export class QuestionState {
     this.view.questions.forEach((item, i) => {
       const answered = (this.chosen[i]?.size ?? 0) > 0;
       tabs.push({
-        text: ` ${item.header || `Question ${i + 1}`}${answered ? ' *' : ''} `,
+        text: ` ${item.header || `Question ${i + 1}`}${answered ? ' ✓' : ''} `,
         style: i === this.tab ? theme.selected : theme.muted,
       });
     });
@@ -178,26 +184,31 @@ export class QuestionState {
     if (item) {
       lines.push([{ text: item.question, style: theme.bold }]);
       const count = this.optionCount(this.tab);
+      const numberWidth = String(count).length;
+      // Labels padded to one column so the descriptions line up.
+      const labelWidth = Math.max(0, ...item.options.map((o) => textWidth(o.label)));
       for (let i = 0; i < count; i++) {
         const here = i === (this.cursor[this.tab] ?? 0);
         const picked = this.chosen[this.tab]?.has(i) ?? false;
-        const mark = item.multiple ? (picked ? '[x] ' : '[ ] ') : picked ? '(*) ' : '';
+        const mark = item.multiple ? (picked ? '[x] ' : '[ ] ') : !this.needsConfirm ? '' : picked ? '● ' : '  ';
+        const number = `${String(i + 1).padStart(numberWidth)}. `;
         const pointer: Span = { text: here ? '› ' : '  ', style: theme.accentBold };
         if (this.isCustom(this.tab, i)) {
           const text = this.editing !== undefined && here ? `${this.editing}▏` : this.custom[this.tab] || '';
           lines.push([
             pointer,
-            { text: `${mark}${i + 1}. ${CUSTOM_LABEL}: `, style: here ? theme.accent : undefined },
+            { text: `${mark}${number}${CUSTOM_LABEL}: `, style: here ? theme.accent : theme.muted },
             { text, style: theme.bold },
           ]);
           continue;
         }
         const option = item.options[i];
         if (!option) continue;
+        const pad = ' '.repeat(Math.max(0, labelWidth - textWidth(option.label)));
         lines.push([
           pointer,
-          { text: `${mark}${i + 1}. ${option.label}`, style: here ? theme.accentBold : theme.bold },
-          ...(option.description ? [{ text: `  ${option.description}`, style: theme.muted }] : []),
+          { text: `${mark}${number}${option.label}`, style: here ? theme.accentBold : theme.bold },
+          ...(option.description ? [{ text: `${pad}  ${option.description}`, style: theme.muted }] : []),
         ]);
       }
     } else {
@@ -212,11 +223,18 @@ export class QuestionState {
       }
       lines.push([{ text: 'Press Enter to send these answers.', style: theme.accent }]);
     }
-    const hint =
-      this.editing !== undefined
-        ? 'Enter save · Esc cancel edit'
-        : 'Up/Down move · Enter select · Space toggle · Left/Right questions · Esc dismiss';
-    lines.push([{ text: hint, style: theme.muted }]);
-    return box(lines, width, { title: 'Question', maxRows });
+    lines.push([{ text: this.hint(item), style: theme.muted }]);
+    const single = this.view.questions.length === 1 ? this.view.questions[0] : undefined;
+    const title = single?.header ? `Question · ${single.header}` : 'Question';
+    return box(lines, width, { title, maxRows });
+  }
+
+  private hint(item: QuestionView['questions'][number] | undefined): string {
+    if (this.editing !== undefined) return 'Type your answer · Enter save · Esc cancel edit';
+    const parts = ['Up/Down move', item?.multiple ? 'Space toggle' : 'Enter choose'];
+    if (item?.multiple) parts.push('Enter toggle');
+    if (this.tabs > 1) parts.push('Left/Right questions');
+    parts.push('Esc dismiss');
+    return parts.join(' · ');
   }
 }

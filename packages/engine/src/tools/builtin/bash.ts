@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { ToolDefinition } from '@crystal/core';
+import type { ContainedCommand } from '../../containment.js';
 import { runInProcessGroup } from '../process-group.js';
 import { parseArgs } from './args.js';
 import * as z from 'zod/mini';
@@ -51,10 +52,20 @@ export function bashTool(host: ToolHost): ToolDefinition {
         BASH_TAIL_CHARS,
         `the output cap keeps the first ${BASH_HEAD_CHARS} and the last ${BASH_TAIL_CHARS} characters`,
       );
+      let contained: ContainedCommand | undefined;
       const result = await runInProcessGroup(shellCommand(args.command), {
         cwd: host.workspace,
         timeoutMs,
         signal,
+        ...(host.env ? { env: host.env } : {}),
+        ...(host.containment?.sandboxed
+          ? {
+              contain: (argv, env) => {
+                contained = host.containment?.wrap({ argv, cwd: host.workspace, env, callId });
+                return contained;
+              },
+            }
+          : {}),
         // Our collector keeps the output; the runner's own copy only needs to stay small.
         maxOutputBytes: 64 * 1024,
         onOutput: (chunk) => {
@@ -71,8 +82,9 @@ export function bashTool(host: ToolHost): ToolDefinition {
       }
       if (result.cancelled) throw new ToolFailure(capOutput(`The command was cancelled.${output ? `\n${output}` : ''}`));
       const code = result.exitCode ?? 128 + (result.signal ? (constants.signals[result.signal] ?? 0) : 0);
+      const refusals = code !== 0 && contained && host.containment ? host.containment.explain(output, contained) : [];
       const text = capOutput(`exit ${code}\n${output}`);
-      if (code !== 0) throw new ToolFailure(text);
+      if (code !== 0) throw new ToolFailure(refusals.length > 0 ? `${text}\n${refusals.join('\n')}` : text);
       return text;
     },
   };

@@ -1,5 +1,6 @@
 /** What the built-in tools need from the session that owns them. */
 import type { ToolContext } from '@crystal/core';
+import type { Containment } from '../../containment.js';
 import type { TodoStore } from './todo.js';
 
 export interface QuestionOption {
@@ -33,4 +34,8 @@ export interface ToolHost {
   readonly onOutput?: (callId: string, chunk: string) => void;
   /** ripgrep: a path, null for the built-in walker, undefined to look for `rg` on PATH. */
   readonly rgPath?: string | null;
+  /** The environment `bash` children get, already scrubbed of keys (SEC-6); default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The OS sandbox `bash` runs in (SBX-1); absent runs commands unsandboxed. */
+  readonly containment?: Containment;
 }

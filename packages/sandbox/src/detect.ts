@@ -1,0 +1,100 @@
+/**
+ * Whether this machine can sandbox a command (SBX-2): Linux, a `bwrap` (bubblewrap) binary, and
+ * namespaces it may create. `CRYSTAL_BWRAP` names the binary (an empty value turns detection off);
+ * otherwise `bwrap` is looked up on PATH. The answer comes from running bwrap once with the same
+ * namespaces a real call uses, so "available" means a real call will start.
+ */
+import { execFile } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+export type SandboxAvailability =
+  | {
+      readonly available: true;
+      readonly bwrap: string;
+      /** This bwrap takes `--size` for a tmpfs (0.8 and later), so the private /tmp can be capped. */
+      readonly tmpfsSize: boolean;
+    }
+  | { readonly available: false; readonly reason: string };
+
+export interface DetectOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  readonly platform?: NodeJS.Platform;
+}
+
+const probes = new Map<string, Promise<SandboxAvailability>>();
+
+export function detectSandbox(options: DetectOptions = {}): Promise<SandboxAvailability> {
+  const env = options.env ?? process.env;
+  const platform = options.platform ?? process.platform;
+  if (platform !== 'linux') {
+    return Promise.resolve({
+      available: false,
+      reason: `the OS sandbox needs Linux with bubblewrap; this is ${platform}`,
+    });
+  }
+  const override = env.CRYSTAL_BWRAP;
+  if (override !== undefined) {
+    if (override === '') return Promise.resolve({ available: false, reason: 'CRYSTAL_BWRAP is set to an empty value' });
+    if (!isExecutable(override)) {
+      return Promise.resolve({ available: false, reason: `CRYSTAL_BWRAP names ${override}, which is not an executable file` });
+    }
+    return probeOnce(override);
+  }
+  const found = onPath('bwrap', env.PATH ?? '');
+  if (!found) {
+    return Promise.resolve({
+      available: false,
+      reason: 'bubblewrap (bwrap) is not installed; install the bubblewrap package to sandbox shell commands',
+    });
+  }
+  return probeOnce(found);
+}
+
+function probeOnce(bwrap: string): Promise<SandboxAvailability> {
+  let probe = probes.get(bwrap);
+  if (!probe) {
+    probe = runProbe(bwrap);
+    probes.set(bwrap, probe);
+  }
+  return probe;
+}
+
+function runProbe(bwrap: string): Promise<SandboxAvailability> {
+  const args = ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'];
+  return new Promise((resolve) => {
+    execFile(bwrap, args, { timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (error, _stdout, stderr) => {
+      if (!error) {
+        const sized = ['--size', '1048576', '--tmpfs', '/tmp'];
+        execFile(bwrap, [...args.slice(0, -2), ...sized, '--', 'true'], { timeout: 10_000 }, (sizeError) =>
+          resolve({ available: true, bwrap, tmpfsSize: !sizeError }),
+        );
+        return;
+      }
+      const said = String(stderr).trim().split('\n')[0] || error.message;
+      resolve({
+        available: false,
+        reason: `${bwrap} cannot create a sandbox here (${said}); user namespaces may be disabled (kernel.unprivileged_userns_clone, or an AppArmor rule for bwrap)`,
+      });
+    });
+  });
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    if (!statSync(file).isFile()) return false;
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, path: string): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}

@@ -1,0 +1,21 @@
+/**
+ * `@crystal/sandbox`: wraps a command in the OS sandbox (SBX-1..2). One seam: `detectSandbox()`
+ * says whether this machine can sandbox (and why not), `wrapCommand()` turns an argv into the
+ * bubblewrap argv to spawn under a `SandboxPolicy`, `explainRefusal()` names what the sandbox
+ * blocked in a failed command's output. It never imports the engine; the engine composes it for
+ * bash, exec tools and (later) hooks and local MCP servers.
+ *
+ * Why bubblewrap directly rather than `@anthropic-ai/sandbox-runtime` (checked 0.0.83, the latest,
+ * 2026-12): that runtime declares `engines: node >=22.12.0` and we support Node 20; it pulls zod 3
+ * (we ship zod 4), commander and node-forge (a TLS proxy), and filters the network through its own
+ * HTTP/SOCKS proxy even when no host is allowed. What we need on Linux is one bwrap argv per
+ * call: read-only root, writable workspace, private /tmp, hidden credential paths, no network
+ * namespace, no capabilities. That is ~100 lines, costs a few milliseconds per call, works offline,
+ * and leaves the spawning (process groups, timeouts, kill) with the engine's supervisor. macOS
+ * (`sandbox-exec`) is not covered: there `detectSandbox()` reports unavailable and the asks stay.
+ */
+export { type DetectOptions, detectSandbox, type SandboxAvailability } from './detect.js';
+export { credentialPaths, protectedWorkspacePaths, type SandboxPolicy, userStartupPaths } from './policy.js';
+export { type NetworkProxy, type NetworkProxyOptions, PROXY_PORT, type ProxyConnection, startNetworkProxy } from './proxy.js';
+export { explainRefusal, type RefusalHints } from './refusal.js';
+export { type WrappedCommand, type WrapRequest, wrapCommand } from './wrap.js';
