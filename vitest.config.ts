@@ -6,7 +6,7 @@ const pkg = (name: string): string => fileURLToPath(new URL(`./packages/${name}/
 export default defineConfig({
   resolve: {
     alias: Object.fromEntries(
-      ['core', 'sandbox', 'providers', 'engine', 'tui', 'web', 'testkit'].map((name) => [`@crystal/${name}`, pkg(name)]),
+      ['core', 'sandbox', 'providers', 'mcp', 'engine', 'tui', 'web', 'testkit'].map((name) => [`@crystal/${name}`, pkg(name)]),
     ),
   },
   test: {

@@ -8,7 +8,8 @@ const allowed: Record<string, string[]> = {
   // The OS sandbox: wraps a command; never imports the engine (the engine composes it).
   sandbox: [],
   providers: ['core'],
-  engine: ['core', 'providers', 'sandbox'],
+  mcp: ['core'],
+  engine: ['core', 'providers', 'sandbox', 'mcp'],
   tui: ['core'],
   web: ['core', 'engine'],
   testkit: ['core'],

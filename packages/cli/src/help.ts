@@ -29,6 +29,7 @@ Usage:
   crystal web [options]          the same session engine behind a local Web page (prints its URL)
   crystal sessions [--all]       list saved sessions (--json for a machine-readable list)
   crystal export ID [--out FILE] write a session as JSON with its images inlined
+  crystal mcp list|get|add|remove  MCP servers of Home and this project ('crystal mcp --help')
   crystal login [PROVIDER]       store a provider's API key (asked without echo, or from stdin)
   crystal logout [PROVIDER]      remove a stored key
   crystal models [PROVIDER]      list the models a provider serves (--json; 'models add P M')
@@ -58,9 +59,12 @@ ${SESSION_FLAGS}
       --resume ID            continue a saved session
       --continue             continue the newest session of this workspace
       --show-thinking        print the model's reasoning too
+      --trust-workspace      load this workspace's plugin and exec tool sets even if it is
+                             not trusted (for CI; otherwise only trusted workspaces load them)
 
 Exit codes: 0 completed; 1 invalid command, configuration or credentials; 2 model request
-failed or content filtered; 3 budget reached, context overflow or truncated output;
+failed or content filtered, the session could not be saved, or stdout failed; 3 budget
+reached, context overflow or truncated output;
 4 completed after an operator prompt was denied; 5 interrupted.
 `,
 };

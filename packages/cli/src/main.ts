@@ -30,6 +30,10 @@ async function main(argv: string[]): Promise<number> {
     const { sessionsCommand } = await import('./sessions-command.js');
     return sessionsCommand(rest);
   }
+  if (command === 'mcp') {
+    const { mcpCommand } = await import('./mcp-command.js');
+    return mcpCommand(rest);
+  }
   if (command === 'export') {
     const { exportCommand } = await import('./sessions-command.js');
     return exportCommand(rest);
@@ -56,10 +60,12 @@ async function main(argv: string[]): Promise<number> {
 
 /** A UsageError (a bad flag, a malformed config, nothing to resume) is the operator's to fix: one line, exit 1. */
 async function report(error: unknown): Promise<void> {
-  const { UsageError } = await import('@crystal/engine');
+  const { UsageError, isExpectedFsError, fsOperatorMessage } = await import('@crystal/engine');
+  // REL-13: an expected file-system failure (ENOSPC, EROFS, ENOENT, EACCES, …) says what failed,
+  // the path and what to do; only a defect shows a stack.
   const text =
-    error instanceof UsageError
-      ? error.message
+    error instanceof UsageError || isExpectedFsError(error)
+      ? fsOperatorMessage(error)
       : `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
   process.stderr.write(`crystal: ${text}\n`);
   process.exitCode = 1;

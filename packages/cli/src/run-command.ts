@@ -1,18 +1,18 @@
 /** `crystal run`: one turn on the engine face, no terminal UI (CLI-2, CLI-6). */
-import { readFile } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import {
-  assembleWorkspaceTools,
-  ImageError,
   loadConfig,
+  type MarkerSpan,
+  RUN_MCP_STARTUP_MS,
   resolveHome,
-  Session,
-  taggedMarker,
+  SessionController,
   UsageError,
   withServedOllamaModels,
 } from '@crystal/engine';
+import { attachImageFiles } from './image-files.js';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
+import { guardStdout } from './stdout-guard.js';
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
   const options = parseRunOptions(argv);
@@ -25,30 +25,9 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   const workspace = resolve(options.workspace ?? process.cwd());
   // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
   const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
-  // A call that would ask the operator is denied, and the question tool is dismissed (CLI-2).
-  let operatorDenied = false;
-  let sessionId = '';
-  let imageInput = false;
-  const workspaceTools = await assembleWorkspaceTools({
-    home,
-    workspace,
-    config,
-    mode: options.plan ? 'plan' : 'work',
-    approval: options.approval,
-    bashTimeoutSeconds: options.bashTimeoutSeconds,
-    sessionId: () => sessionId,
-    imageInput: () => imageInput,
-    askQuestion: async () => {
-      operatorDenied = true;
-      return 'dismissed';
-    },
-    onDecided: (outcome) => {
-      if (outcome.by === 'unattended' || outcome.by === 'deny') operatorDenied = true;
-    },
-    onNote: (text) => process.stderr.write(`${text}\n`),
-  });
-  for (const note of workspaceTools.notes) process.stderr.write(`${note}\n`);
-  const session = await Session.open({
+  // `run` is a surface over the controller face the terminal and the page drive (DESIGN.md):
+  // admission, neutralising typed markers, saving and follow-ups are the engine's.
+  const controller = await SessionController.open({
     home,
     workspace,
     config,
@@ -58,31 +37,55 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     limits: options.limits,
     resume: options.resume,
     continueLatest: options.continue,
-    mode: options.plan ? 'plan' : 'work',
-    tools: workspaceTools.tools,
-    policy: workspaceTools.policy,
-    mapException: workspaceTools.mapException,
+    plan: options.plan,
+    approval: options.approval,
+    bashTimeoutSeconds: options.bashTimeoutSeconds,
+    // CLI-8: run never asks; project code loads from a trusted workspace or with the flag only.
+    trustWorkspace: options.trustWorkspace,
+    // CLI-2: a call that would ask the operator is denied, and the question tool is dismissed.
+    unattended: true,
+    // A turn a crash left open is closed by this prompt (its calls get "interrupted"), not continued.
+    continueInterrupted: false,
+    // REL-2: the lock a second opener is shown names this surface.
+    surface: 'crystal run',
   });
-  sessionId = session.id;
-  imageInput = session.imageInput;
-  const text = options.images.length > 0 ? await withImages(session, prompt, options.images) : prompt;
-  const printer = createPrinter(
-    options.format,
-    { stdout: guardedStdout(), stderr: process.stderr },
-    options.showThinking,
-    session.id,
-  );
-  session.on((event) => printer.onEvent(event));
-  const onSignal = (): void => session.cancel();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   try {
-    const result = await session.send(text);
-    printer.finish(result);
-    return exitCodeFor({ ...result, denied: operatorDenied });
+    const session = controller.session;
+    const stdout = guardStdout();
+    const printer = createPrinter(
+      options.format,
+      { stdout: stdout.stream, stderr: process.stderr },
+      options.showThinking,
+      session.id,
+    );
+    let operatorDenied = false;
+    controller.on((event) => {
+      if (event.type === 'unattended-refusal') operatorDenied = true;
+      printer.onEvent(event);
+    });
+    const { text, spans } =
+      options.images.length > 0 ? await withImages(controller, prompt, options.images) : { text: prompt, spans: [] };
+    // SIGINT, SIGTERM and SIGHUP (a closed terminal) interrupt the turn, which is then saved (REL-1).
+    const onSignal = (): void => void controller.ctrlC(true);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    process.once('SIGHUP', onSignal);
+    try {
+      // One turn: its first round should see the MCP tools, so the servers get a bounded head start.
+      await controller.settleMcp(RUN_MCP_STARTUP_MS);
+      const result = await controller.sendOnce(text, spans);
+      printer.finish(result);
+      const code = exitCodeFor({ ...result, denied: result.denied || operatorDenied });
+      // REL-11: output that did not reach stdout makes the run a failure (the turn is saved).
+      return stdout.failure && code === 0 ? 2 : code;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
+    }
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    // MCP servers are children of this process, and the session lock is ours: both end here.
+    await controller.release();
   }
 }
 
@@ -93,47 +96,22 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** stdout that stops writing quietly when the reader went away (`crystal run … | head`). */
-function guardedStdout(): NodeJS.WritableStream & { isTTY?: boolean } {
-  let closed = false;
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') closed = true;
-    else throw error;
-  });
-  return {
-    isTTY: process.stdout.isTTY,
-    write: (chunk: string) => (closed ? true : process.stdout.write(chunk)),
-  } as unknown as NodeJS.WritableStream & { isTTY?: boolean };
-}
-
 /**
  * `--image PATH` (repeatable): each file is validated and stored in order through the session's
- * attachment seam, and its marker is appended to the prompt, so the model gets the images in
- * the order given (IMG-1). A refused image stops the run before any request (exit 1).
+ * attachment seam, and its marker is appended to the prompt as an attached span, so the model
+ * gets the images in the order given (IMG-1). A refused image stops the run before any request (exit 1).
  */
-async function withImages(session: Session, prompt: string, paths: readonly string[]): Promise<string> {
+async function withImages(
+  controller: SessionController,
+  prompt: string,
+  paths: readonly string[],
+): Promise<{ text: string; spans: MarkerSpan[] }> {
+  const session = controller.session;
   if (!session.imageInput) {
     throw new UsageError(
       `Model '${session.model}' of provider '${session.provider}' does not declare imageInput; --image needs a model with "imageInput": true in its catalog entry.`,
     );
   }
-  const markers: string[] = [];
-  for (const [index, path] of paths.entries()) {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(resolve(path));
-    } catch (error) {
-      throw new UsageError(
-        `--image ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
-      );
-    }
-    try {
-      const attached = await session.attachments.attach(bytes, { name: basename(path), draft: true });
-      markers.push(taggedMarker(attached.number));
-    } catch (error) {
-      if (error instanceof ImageError) throw new UsageError(`--image ${path} (image ${index + 1}): ${error.message}`);
-      throw error;
-    }
-  }
-  return `${prompt}\n\n${markers.join(' ')}`;
+  // REL-10: regular files within the size limit only, the whole batch validated before any is stored.
+  return attachImageFiles(session, prompt, paths);
 }

@@ -21,6 +21,8 @@ export interface RunOptions {
   readonly resume?: string | undefined;
   readonly continue: boolean;
   readonly showThinking: boolean;
+  /** `--trust-workspace`: load project code in an untrusted workspace (SEC-1, CLI-8). */
+  readonly trustWorkspace: boolean;
 }
 
 export function parseRunOptions(argv: readonly string[]): RunOptions {
@@ -74,6 +76,7 @@ export function parseRunOptions(argv: readonly string[]): RunOptions {
     resume: v.resume,
     continue: v.continue === true,
     showThinking: v['show-thinking'] === true,
+    trustWorkspace: v['trust-workspace'] === true,
   };
 }
 
@@ -100,6 +103,7 @@ function parse(argv: readonly string[]) {
       resume: { type: 'string' },
       continue: { type: 'boolean' },
       'show-thinking': { type: 'boolean' },
+      'trust-workspace': { type: 'boolean' },
     },
   });
 }

@@ -1,5 +1,5 @@
 /** Maps engine events onto stdout/stderr for `crystal run` in its three formats (CLI-2). */
-import type { EngineEvent, StopReason, TurnResult } from '@crystal/engine';
+import type { ControllerEvent, StopReason, TurnResult } from '@crystal/engine';
 import type { RunFormat } from './run-options.js';
 
 export interface OutputStreams {
@@ -8,6 +8,8 @@ export interface OutputStreams {
 }
 
 export function exitCodeFor(result: TurnResult): number {
+  // REL-3: a turn that never reached the disk is a failure whatever the model did.
+  if (result.saveError) return 2;
   return exitCodeForStop(result.stopReason, result.denied);
 }
 
@@ -36,6 +38,7 @@ export function resultObject(result: TurnResult): Record<string, unknown> {
     toolCalls: result.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, status: c.status })),
     retries: result.retries,
     ...(result.error ? { error: result.error.message } : {}),
+    ...(result.saveError ? { saved: false, saveError: result.saveError } : {}),
   };
 }
 
@@ -44,7 +47,7 @@ export function resumeHint(sessionId: string): string {
 }
 
 export interface RunPrinter {
-  onEvent(event: EngineEvent): void;
+  onEvent(event: ControllerEvent): void;
   finish(result: TurnResult): void;
 }
 
@@ -66,6 +69,7 @@ function jsonPrinter(out: OutputStreams): RunPrinter {
     finish(result) {
       out.stdout.write(`${JSON.stringify(resultObject(result))}\n`);
       if (result.error) out.stderr.write(`crystal: ${result.error.message}\n`);
+      if (result.saveError) out.stderr.write(`crystal: session ${result.sessionId} was not saved: ${result.saveError.message}\n`);
     },
   };
 }
@@ -74,9 +78,14 @@ function streamJsonPrinter(out: OutputStreams, showThinking: boolean, sessionId:
   const line = (type: string, fields: Record<string, unknown>): void => {
     out.stdout.write(`${JSON.stringify({ type, timestamp: new Date().toISOString(), sessionId, ...fields })}\n`);
   };
+  // The arguments of each call, for its `tool_use` line (the results name only the call id).
+  const argumentsOf = new Map<string, string>();
   return {
     onEvent(event) {
       switch (event.type) {
+        case 'tool-calls':
+          for (const call of event.calls) argumentsOf.set(call.id, call.arguments);
+          break;
         case 'text-delta':
           line('text', { text: event.text });
           break;
@@ -94,6 +103,7 @@ function streamJsonPrinter(out: OutputStreams, showThinking: boolean, sessionId:
             line('tool_use', {
               callId: r.callId,
               name: r.name,
+              arguments: argumentsOf.get(r.callId) ?? '',
               status: r.isError ? 'failure' : 'success',
               output: r.content.map((c) => (c.type === 'text' ? c.text : '')).join(''),
             });
@@ -133,15 +143,30 @@ function textPrinter(out: OutputStreams, showThinking: boolean): RunPrinter {
     wroteText = true;
     lastChar = value.at(-1) as string;
   };
+  // --show-thinking: reasoning goes to stderr under a label, closed with a newline.
+  let thinking: 'closed' | 'open' = 'closed';
+  let thinkingLast = '\n';
+  const closeThinking = (): void => {
+    if (thinking === 'closed') return;
+    if (thinkingLast !== '\n') out.stderr.write('\n');
+    thinking = 'closed';
+  };
   return {
     onEvent(event) {
+      if (event.type !== 'reasoning-delta' && event.type !== 'usage' && event.type !== 'session-saved') closeThinking();
       switch (event.type) {
         case 'text-delta':
           if (live) write(event.text);
           else pending += event.text;
           break;
         case 'reasoning-delta':
-          if (showThinking) out.stderr.write(event.text);
+          if (!showThinking || event.text === '') break;
+          if (thinking === 'closed') {
+            out.stderr.write('[thinking] ');
+            thinking = 'open';
+          }
+          out.stderr.write(event.text);
+          thinkingLast = event.text.at(-1) as string;
           break;
         case 'attempt-discarded':
           pending = '';
@@ -163,12 +188,9 @@ function textPrinter(out: OutputStreams, showThinking: boolean): RunPrinter {
         case 'tool-results':
           for (const r of event.results) {
             const text = r.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mime}]`)).join('');
-            const lines = text.split('\n');
-            const head = lines
-              .slice(0, 4)
-              .map((l) => `  ${truncate(l, 160)}`)
-              .join('\n');
-            const more = lines.length > 4 ? `\n  <${lines.length - 4} more lines>` : '';
+            const { shown, hidden } = resultPreview(text);
+            const head = shown.map((l) => `  ${truncate(l, 160)}`).join('\n');
+            const more = hidden > 0 ? `\n  <${hidden} more lines>` : '';
             write(`(${r.isError ? 'failure' : 'success'})\n${head}${more}\n`);
           }
           break;
@@ -183,11 +205,34 @@ function textPrinter(out: OutputStreams, showThinking: boolean): RunPrinter {
       }
     },
     finish(result) {
+      closeThinking();
       if (lastChar !== '\n') write('\n');
       if (result.stopReason !== 'completed') write(`[Stopped] ${result.stopReason}\n`);
-      write(`${resumeHint(result.sessionId)}\n`);
+      // REL-3: the failed save was reported on stderr (path and reason) as it happened.
+      if (!result.saveError) write(`${resumeHint(result.sessionId)}\n`);
     },
   };
+}
+
+export const RESULT_HEAD_LINES = 4;
+export const DIFF_CHANGED_LINES = 20;
+
+/**
+ * What text mode shows of a tool result: its first lines; for a unified diff (edit, write) the
+ * lines before the diff and then the changed lines, not the `---`/`+++`/`@@` headers and the
+ * context, so the change itself is on screen.
+ */
+export function resultPreview(text: string): { shown: string[]; hidden: number } {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l, i) => l.startsWith('--- ') && lines[i + 1]?.startsWith('+++ '));
+  if (start < 0) return { shown: lines.slice(0, RESULT_HEAD_LINES), hidden: Math.max(0, lines.length - RESULT_HEAD_LINES) };
+  const changed = lines
+    .slice(start + 2)
+    .filter((l) => (l.startsWith('+') || l.startsWith('-')) && !l.startsWith('+++') && !l.startsWith('---'));
+  const shown = [...lines.slice(0, start), ...changed.slice(0, DIFF_CHANGED_LINES)];
+  const cut = lines.find((l) => l.startsWith('[diff cut:'));
+  if (cut) shown.push(cut);
+  return { shown, hidden: Math.max(0, changed.length - DIFF_CHANGED_LINES) };
 }
 
 function truncate(value: string, max: number): string {

@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { listSessions, loadConfig, resolveHome, Session, UsageError } from '@crystal/engine';
+import { describeFsError, listSessions, loadConfig, resolveHome, Session, UsageError } from '@crystal/engine';
 
 function parse(argv: readonly string[], options: NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>['options']>) {
   try {
@@ -35,7 +35,7 @@ export async function sessionsCommand(argv: readonly string[]): Promise<number> 
   for (const s of sessions) {
     const where = values.all ? `  ${s.workspace}` : '';
     process.stdout.write(
-      `${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${String(s.messageCount).padStart(4)} messages  ${s.title}${where}\n`,
+      `${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${String(s.messageCount).padStart(4)} messages  ${s.title}${where}${s.note ? `  [damaged: ${s.note}]` : ''}\n`,
     );
   }
   return 0;
@@ -57,7 +57,11 @@ export async function exportCommand(argv: readonly string[]): Promise<number> {
   });
   const json = await session.exportJsonWithImages();
   if (values.out) {
-    writeFileSync(values.out as string, json);
+    try {
+      writeFileSync(values.out as string, json);
+    } catch (error) {
+      throw describeFsError(error, 'write the export', resolve(values.out as string));
+    }
     process.stderr.write(`Exported ${id} to ${values.out}\n`);
   } else process.stdout.write(json);
   return 0;

@@ -112,6 +112,7 @@ async function serve(options: WebOptions): Promise<number> {
     bashTimeoutSeconds: s.bashTimeoutSeconds,
     resume: s.resume,
     continueLatest: s.continue,
+    surface: 'web',
   });
   let host: Awaited<ReturnType<typeof startWebHost>>;
   try {
@@ -140,6 +141,8 @@ async function serve(options: WebOptions): Promise<number> {
         process.stderr.write(`crystal: could not save the session: ${(error as Error).message}\n`);
       });
       const id = controller.session.id;
+      // REL-3: "saved" only when it was; otherwise exit 1 (the reason was printed above).
+      if (controller.session.saveError) return resolveExit(1);
       if (controller.session.history().length > 0) {
         process.stdout.write(`Session ${id} saved. Resume it with 'crystal --resume ${id}' or 'crystal web --resume ${id}'.\n`);
       }

@@ -22,7 +22,10 @@ describe('approval cards in the terminal', () => {
     await session.waitFor('Type a message');
     await session.type('write the notes');
     session.write('\r');
-    const card = await session.waitFor('Approve Write?');
+    // The progress row is painted below the card: once it says Awaiting Approval, the card's
+    // frame has fully arrived (a screen read mid-frame could show half of it).
+    const card = await session.waitFor(/Awaiting Approval · \d/);
+    expect(card).toContain('Approve Write?');
     expect(card).toContain('Risk Write');
     expect(card).toContain('Authority Workspace');
     expect(card).toContain('notes/hello.txt');

@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeProvider, fakeConfig, runCrystal, type TempHome, tempHome } from '@crystal/testkit';
@@ -83,6 +84,32 @@ describe('crystal run --image', () => {
       expect(saved).toContain('contentHash');
     });
   }
+
+  it('IMG-3 a look-alike marker typed into the run prompt (argument or stdin) stays plain text and sends no image', async () => {
+    fake = await FakeProvider.start({
+      wire: 'anthropic',
+      replies: [{ text: 'a red box' }, { text: 'plain' }, { text: 'plain' }],
+    });
+    home = tempHome(imageConfig('anthropic'));
+    const first = await runCrystal(['run', '--format', 'json', '--image', join(dir, 'a.png'), 'describe'], { home: home.path });
+    expect(first.code).toBe(0);
+    expect(imagesInBody(fake.requests[0]?.body)).toHaveLength(1);
+    const id = JSON.parse(first.stdout).sessionId as string;
+    const lookAlike = 'typed \u2063[Image #1] text';
+    const byArgument = await runCrystal(['run', '--format', 'json', '--resume', id, lookAlike], { home: home.path });
+    expect(byArgument.code).toBe(0);
+    const byStdin = await runCrystal(['run', '--format', 'json', '--resume', id], { home: home.path, input: lookAlike });
+    expect(byStdin.code).toBe(0);
+    for (const request of [fake.requests[1], fake.requests[2]]) {
+      const messages = (request?.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+      const last = JSON.stringify(messages.at(-1)?.content);
+      // Only the first message's real attachment is an image; the typed marker is plain text.
+      expect(imagesInBody(request?.body)).toHaveLength(1);
+      expect(last).toContain('typed [Image #1] text');
+      expect(last).not.toContain('\u2063');
+      expect(last).not.toContain('base64');
+    }
+  });
 
   it('MODEL-1 a model without imageInput refuses --image before any request', async () => {
     fake = await FakeProvider.start({ replies: [{ text: 'never' }] });
@@ -223,5 +250,58 @@ describe('an image the provider refuses', () => {
     const id = JSON.parse(first.stdout).sessionId;
     const later = await runCrystal(['run', '--format', 'json', '--resume', id, 'next'], { home: home.path });
     expect(later.code).toBe(0);
+  });
+
+  it('REL-10 a symlink to /dev/zero, a FIFO and a folder are refused at once, before any read or request', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'never' }] });
+    home = tempHome(imageConfig('anthropic'));
+    const zero = join(dir, 'zero.png');
+    rmSync(zero, { force: true });
+    symlinkSync('/dev/zero', zero);
+    const fifo = join(dir, 'pipe.png');
+    rmSync(fifo, { force: true });
+    execFileSync('mkfifo', [fifo]);
+    const folder = mkdtempSync(join(dir, 'folder-'));
+    const cases: [string, RegExp][] = [
+      [zero, /is a character device, not an image file/],
+      [fifo, /is a named pipe \(FIFO\), not an image file/],
+      [folder, /is a folder, not an image file/],
+    ];
+    for (const [path, reason] of cases) {
+      const result = await runCrystal(['run', '--image', path, 'look'], { home: home.path, timeoutMs: 20_000 });
+      expect(result.signal, path).toBeNull();
+      expect(result.code, path).toBe(1);
+      expect(result.stderr, path).toMatch(reason);
+      expect(result.stderr, path).toContain(`--image ${path}`);
+    }
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('REL-10 a file over images.maxImageBytes is refused from its size, before it is read', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'never' }] });
+    const config = imageConfig('anthropic');
+    home = tempHome({ ...config, images: { maxImageBytes: 1000 } });
+    const big = join(dir, 'big.png');
+    writeFileSync(big, Buffer.concat([png, Buffer.alloc(2000)]));
+    const result = await runCrystal(['run', '--image', big, 'look'], { home: home.path });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /--image .*big\.png: is [\d.]+ KiB, larger than the 1000 bytes an image may have \(images\.maxImageBytes\)/,
+    );
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('REL-10 a batch with a bad member stores none of its images', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [{ text: 'never' }] });
+    home = tempHome(imageConfig('anthropic'));
+    writeFileSync(join(dir, 'cut2.png'), png.subarray(0, Math.floor(png.length / 2)));
+    const result = await runCrystal(['run', '--image', join(dir, 'a.png'), '--image', join(dir, 'cut2.png'), 'look'], {
+      home: home.path,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cut2.png (image 2)');
+    expect(fake.requests).toHaveLength(0);
+    const media = join(home.path, 'media');
+    expect(existsSync(media) ? readdirSync(media) : []).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -270,6 +270,21 @@ describe('crystal run with tools and approval', () => {
     ]);
   });
 
+  it('BASH-1 --bash-timeout and bashTimeoutSeconds reach the bash tool that crystal run runs', async () => {
+    const bashCall = { toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: 'sleep 5' } }] };
+    const { home, fake } = await setup([bashCall, { text: 'flag done' }, bashCall, { text: 'config done' }], {
+      bashTimeoutSeconds: 600,
+    });
+    const ws = tempDir('crystal-ws-');
+    const byFlag = await runCrystal(['run', '--approval', 'full', '--bash-timeout', '1', '-w', ws, 'slow'], { home: home.path });
+    expect(byFlag.code).toBe(0);
+    expect(JSON.stringify(fake.requests[1]?.body)).toContain('The command timed out after 1 second');
+    home.writeConfig(fakeConfig(fake.baseUri, { bashTimeoutSeconds: 1 }));
+    const byConfig = await runCrystal(['run', '--approval', 'full', '-w', ws, 'slow'], { home: home.path });
+    expect(byConfig.code).toBe(0);
+    expect(JSON.stringify(fake.requests[3]?.body)).toContain('The command timed out after 1 second');
+  });
+
   it('APPR-1 --approval edit lets a workspace write pass; reads always pass', async () => {
     const { home } = await setup([
       { toolCalls: [{ id: 'w1', name: 'write', arguments: { path: 'out.txt', contents: 'hello' } }] },
@@ -330,6 +345,38 @@ describe('interactive-only features in crystal run', () => {
     expect(result.stdout).toContain('fine');
     expect(existsSync(join(home.path, 'trusted.json'))).toBe(false);
   });
+
+  it('CLI-8 SEC-1 crystal run in an untrusted folder never imports its plugin code and prints one note; --trust-workspace loads it', async () => {
+    const { home, fake } = await setup([{ text: 'fine' }, { text: 'again' }]);
+    const fresh = tempDir('crystal-untrusted-');
+    const marker = join(tempDir('crystal-marker-'), 'imported');
+    const set = join(fresh, '.crystal', 'tools', 'evil');
+    mkdirSync(set, { recursive: true });
+    writeFileSync(
+      join(set, 'tool.mjs'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'imported');\n` +
+        `export default { name: 'evil_tool', description: 'x', parameters: { type: 'object' }, execute: () => 'ran' };\n`,
+    );
+    writeFileSync(join(set, 'tools.json'), JSON.stringify({ runner: 'plugin', module: './tool.mjs' }));
+    const toolNames = (i: number) =>
+      ((fake.requests[i]?.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
+
+    const untrusted = await runCrystal(['run', '--approval', 'full', '-w', fresh, 'hello'], { home: home.path });
+    expect(untrusted.code).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+    expect(toolNames(0)).not.toContain('evil_tool');
+    const notes = untrusted.stderr.split('\n').filter((line) => line.includes('not trusted'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain(set);
+    expect(notes[0]).toContain('--trust-workspace');
+
+    const trusted = await runCrystal(['run', '--trust-workspace', '-w', fresh, 'hello'], { home: home.path });
+    expect(trusted.code).toBe(0);
+    expect(existsSync(marker)).toBe(true);
+    expect(toolNames(1)).toContain('evil_tool');
+    expect(trusted.stderr).not.toContain('not trusted');
+    expect(existsSync(join(home.path, 'trusted.json'))).toBe(false);
+  });
 });
 
 describe('a scripted coding session through crystal run', () => {
@@ -376,5 +423,54 @@ describe('a scripted coding session through crystal run', () => {
     expect(denial?.content).toContain(
       'The user declined this action. Do not retry the same call. Change the approach or ask the user.',
     );
+  });
+});
+
+describe('crystal run output details (issue 15)', () => {
+  it('CLI-2 text mode shows the changed lines of an edit, not only the diff headers', async () => {
+    const ws = tempDir('crystal-ws-');
+    writeFileSync(join(ws, 'app.txt'), 'one\ntwo\nthree\nfour\nfive\nsix\nseven\n');
+    const { home } = await setup([
+      { toolCalls: [{ id: 'e1', name: 'edit', arguments: { path: 'app.txt', old_string: 'four', new_string: 'FOUR' } }] },
+      { text: 'edited' },
+    ]);
+    const result = await runCrystal(['run', '--approval', 'edit', '-w', ws, 'edit it'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('  Edited app.txt.\n  -four\n  +FOUR\n');
+    expect(result.stdout).not.toContain('more lines>');
+  });
+
+  it('CLI-2 --format json keeps the rounds of the turn apart in text', async () => {
+    const { home } = await setup([
+      { text: 'Looking first.', toolCalls: [{ id: 't1', name: 'todoread', arguments: {} }] },
+      { text: 'Then the answer.' },
+    ]);
+    const result = await runCrystal(['run', '--format', 'json', 'go'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).text).toBe('Looking first.\n\nThen the answer.');
+  });
+
+  it('CLI-2 stream-json tool_use events carry the call arguments', async () => {
+    const ws = tempDir('crystal-ws-');
+    writeFileSync(join(ws, 'a.txt'), 'alpha\n');
+    const { home } = await setup([{ toolCalls: [{ id: 'r1', name: 'read', arguments: { path: 'a.txt' } }] }, { text: 'done' }]);
+    const result = await runCrystal(['run', '--format', 'stream-json', '-w', ws, 'read'], { home: home.path });
+    expect(result.code).toBe(0);
+    const uses = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.type === 'tool_use');
+    expect(uses).toEqual([
+      expect.objectContaining({ callId: 'r1', name: 'read', arguments: '{"path":"a.txt"}', status: 'success' }),
+    ]);
+  });
+
+  it('CLI-2 --show-thinking in text mode labels the reasoning and ends it with a newline', async () => {
+    const { home } = await setup([{ reasoning: 'weighing the options', text: 'the answer' }]);
+    const result = await runCrystal(['run', '--show-thinking', 'think'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('[thinking] weighing the options\n');
+    expect(result.stdout.startsWith('the answer\n')).toBe(true);
   });
 });

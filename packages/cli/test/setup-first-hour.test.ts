@@ -158,7 +158,7 @@ describe('/login in the terminal (SETUP-2)', () => {
         },
         workspaceTrust: false,
       });
-      pty = PtySession.start({ home: home.path });
+      pty = PtySession.start({ home: home.path, args: ['--fullscreen'] });
       await pty.waitFor('Type a message');
       await pty.type('/login other');
       pty.write('\r');

@@ -9,15 +9,16 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await fs.open(temp, 'w', mode);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await fs.rename(temp, path);
   } catch (error) {
-    await fs.rm(temp, { force: true });
+    // REL-3: a failed write (disk full, …) leaves no temp file behind.
+    await fs.rm(temp, { force: true }).catch(() => undefined);
     throw error;
   }
   await syncDir(dir);

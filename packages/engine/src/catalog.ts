@@ -77,7 +77,8 @@ export function selectModel(
 ): Selection {
   const catalog = catalogOf(config);
   const providerName = flags.provider ?? config.provider ?? DEFAULT_PROVIDER;
-  const provider = catalog[providerName];
+  // REL-12: own entries only; "constructor" or "toString" are not providers or models.
+  const provider = Object.hasOwn(catalog, providerName) ? catalog[providerName] : undefined;
   if (!provider) {
     throw new UsageError(
       `Unknown provider '${providerName}'. Known providers: ${Object.keys(catalog).join(', ')}. Add it under "providers" in config.json or pick another with --provider.`,
@@ -95,7 +96,7 @@ export function selectModel(
     }
     modelId = ids[0] as string;
   }
-  const model = provider.models[modelId];
+  const model = Object.hasOwn(provider.models, modelId) ? provider.models[modelId] : undefined;
   if (!model) {
     throw new UsageError(
       `Model '${modelId}' is not in the catalog of provider '${providerName}'. Its models: ${ids.join(', ') || 'none'}. Add it under providers.${providerName}.models in config.json.`,

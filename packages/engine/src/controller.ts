@@ -17,15 +17,20 @@ import type {
   ApprovalRequest,
   AutoPassCard,
 } from './approval/index.js';
-import { Session, type SessionOptions } from './session.js';
+import { Session, type SessionOptions, type TurnHooks } from './session.js';
+import { type MarkerSpan, taggedMarker, taggedMarkerNumbers } from './images/index.js';
+import { submittedText } from './message-admission.js';
+import { UsageError } from './errors.js';
 import type { Question, QuestionAnswers, TodoItem } from './tools/builtin/index.js';
 import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.js';
+import { attachMcpResources, mcpPromptCommandOf, mcpStatusText } from './mcp/mcp-commands.js';
 import { catalogOf } from './catalog.js';
 import { persistPreferences, resolveModelArgument } from './preferences.js';
 import type { ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 import { checkpointCommand } from './checkpoints/commands.js';
+import { fsOperatorMessage } from './fs-errors.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
@@ -51,7 +56,12 @@ export type ControllerEvent =
   | { readonly type: 'question-resolved'; readonly id: number }
   | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string }
   | { readonly type: 'mode-changed'; readonly mode: 'plan' | 'work' }
-  | { readonly type: 'todos'; readonly items: readonly TodoItem[] };
+  | { readonly type: 'todos'; readonly items: readonly TodoItem[] }
+  /** An MCP server's state, tools, prompts or resources changed (`/mcp` shows them). */
+  | { readonly type: 'mcp-changed'; readonly server: string }
+
+  /** An unattended session refused what would have asked the operator (exit code 4 in `run`). */
+  | { readonly type: 'unattended-refusal'; readonly what: 'approval' | 'question'; readonly tool: string };
 
 export type ControllerListener = (event: ControllerEvent) => void;
 
@@ -75,8 +85,19 @@ export interface ControllerOptions extends Omit<SessionOptions, 'tools' | 'polic
   readonly approval?: ApprovalMode | undefined;
   readonly plan?: boolean | undefined;
   readonly bashTimeoutSeconds?: number | null | undefined;
+  /** Hold the MCP servers until `startMcp()` (the terminal starts them after its first frame, MCP-5). */
+  readonly deferMcpStart?: boolean;
   /** Extra tools appended to the catalog (in-process tools of an embedding host, tests). */
   readonly extraTools?: readonly import('@crystal/core').ToolDefinition[];
+  /**
+   * No operator (`crystal run`, CLI-2): a call that would ask is denied with the normal
+   * rejection and the question tool is dismissed; each is published as `unattended-refusal`.
+   */
+  readonly unattended?: boolean | undefined;
+  /** Whether a turn a crash interrupted goes on at open (default true; `run` closes it instead). */
+  readonly continueInterrupted?: boolean | undefined;
+  /** `crystal run --trust-workspace`: project code may load here (SEC-1, CLI-8). */
+  readonly trustWorkspace?: boolean | undefined;
 }
 
 /** What Ctrl+C did (QUEUE-12, QUEUE-13); clearing the composer is the surface's part. */
@@ -109,6 +130,13 @@ export class SessionController {
    */
   static async open(options: ControllerOptions): Promise<SessionController> {
     const holder: { controller?: SessionController } = {};
+    // Notes that arrive before the controller or its first listener (a failing MCP server) are held.
+    const early: string[] = [];
+    const note = (text: string): void => {
+      if (holder.controller) holder.controller.note(text);
+      else early.push(text);
+    };
+    const unattended = options.unattended === true;
     const tools = await assembleWorkspaceTools({
       home: options.home,
       workspace: options.workspace,
@@ -116,11 +144,25 @@ export class SessionController {
       mode: options.plan ? 'plan' : 'work',
       approval: options.approval,
       bashTimeoutSeconds: options.bashTimeoutSeconds,
-      askApproval: (request) => (holder.controller as SessionController).askApproval(request),
-      askQuestion: (questions, context) => (holder.controller as SessionController).askQuestion(questions, context),
+      ...(options.trustWorkspace !== undefined ? { trustWorkspace: options.trustWorkspace } : {}),
+      ...(unattended
+        ? {
+            onDecided: (outcome) => {
+              if (outcome.by === 'unattended')
+                holder.controller?.emit({ type: 'unattended-refusal', what: 'approval', tool: outcome.call.name });
+            },
+          }
+        : { askApproval: (request) => (holder.controller as SessionController).askApproval(request) }),
+      askQuestion: async (questions, context) => {
+        if (!unattended) return (holder.controller as SessionController).askQuestion(questions, context);
+        holder.controller?.emit({ type: 'unattended-refusal', what: 'question', tool: 'question' });
+        return 'dismissed';
+      },
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
       onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
-      onNote: (text) => holder.controller?.emit({ type: 'note', text }),
+      onNote: note,
+      ...(options.deferMcpStart ? { deferMcpStart: true } : {}),
+      onMcpChange: (server) => holder.controller?.emit({ type: 'mcp-changed', server }),
       sessionId: () => holder.controller?.session.id ?? '',
       imageInput: () => holder.controller?.session.imageInput ?? false,
     });
@@ -139,7 +181,7 @@ export class SessionController {
     tools.todos.onChange((items) => controller.emit({ type: 'todos', items }));
     // Beyond the peers: a turn a crash interrupted (say, while an approval was pending) goes on
     // where it stopped; the approval is asked again instead of being lost.
-    if (session.danglingCalls().length > 0) {
+    if (options.continueInterrupted !== false && session.danglingCalls().length > 0) {
       controller.resumePending = true;
       queueMicrotask(() => {
         controller.emit({ type: 'note', text: 'Continuing the turn that was interrupted; pending approvals are asked again.' });
@@ -147,7 +189,7 @@ export class SessionController {
       });
     }
     // Notes from start-up (a skipped tool set, …) wait for the first listener.
-    controller.heldNotes.push(...tools.notes);
+    controller.heldNotes.push(...tools.notes, ...early);
     return controller;
   }
 
@@ -166,6 +208,16 @@ export class SessionController {
 
   get approvalMode(): ApprovalMode {
     return this.tools?.policy.mode ?? 'default';
+  }
+
+  /** Starts MCP servers held by `deferMcpStart`; they connect in the background. */
+  startMcp(): void {
+    this.tools?.startMcp();
+  }
+
+  /** The session's MCP servers (`/mcp`, prompts, resources). */
+  get mcp(): import('./mcp/mcp-host.js').McpHost | undefined {
+    return this.tools?.mcp;
   }
 
   get todos(): readonly TodoItem[] {
@@ -288,6 +340,11 @@ export class SessionController {
     return () => this.listeners.delete(listener);
   }
 
+  private note(text: string): void {
+    if (this.listeners.size === 0) this.heldNotes.push(text);
+    else this.emit({ type: 'note', text });
+  }
+
   private emit(event: ControllerEvent): void {
     for (const listener of this.listeners) listener(event);
   }
@@ -328,8 +385,12 @@ export class SessionController {
    * QUEUE-2); an empty Enter with queued follow-ups interrupts so the queue goes now (QUEUE-4),
    * and does nothing with an empty queue (QUEUE-5). Slash commands follow their phase.
    */
-  submit(text: string): void {
+  submit(typed: string, spans?: readonly MarkerSpan[]): void {
     this.ctrlCArmed = false;
+    // IMG-3/IMG-4: typed text and the spans the surface attached become transcript text here, for
+    // every surface; a caller that passes no spans hands over text it already tagged itself with
+    // the engine's `tagAttachedSpans` (the terminal, after expanding @ mentions).
+    let text = spans === undefined ? typed : submittedText(typed, spans);
     const shell = shellEscapeCommand(text);
     if (shell !== undefined) {
       this.shell(shell);
@@ -416,6 +477,11 @@ export class SessionController {
 
   private command(text: string): void {
     const parsed = parseCommand(text);
+    const prompt = parsed ? undefined : mcpPromptCommandOf(text);
+    if (prompt) {
+      this.track(this.runMcpPrompt(text.trim(), prompt.command, prompt.args));
+      return;
+    }
     if (!parsed) {
       this.emit({
         type: 'command-output',
@@ -498,7 +564,7 @@ export class SessionController {
           this.setActivity('turn');
           this.turnRunning = true;
           try {
-            await this.active.resumeInterrupted({ takeFollowUps: () => this.takeMessages() });
+            await this.active.resumeInterrupted(this.turnHooks());
           } catch (error) {
             this.emit({ type: 'error', message: (error as Error).message });
           } finally {
@@ -525,11 +591,86 @@ export class SessionController {
     })();
   }
 
+  /** MCP-6: a server prompt's text is sent as the next message, in order with the queue. */
+  private async runMcpPrompt(raw: string, command: string, args: string): Promise<void> {
+    const manager = this.tools?.mcp.manager;
+    try {
+      if (!manager) throw new Error(`unknown command /${command}: no MCP server is configured`);
+      const text = await manager.runPrompt(command, args);
+      this.enqueue({ id: this.nextId++, kind: 'message', text });
+      if (this.current === 'idle') this.pump();
+    } catch (error) {
+      this.emit({ type: 'command-output', command: raw, output: { kind: 'error', text: (error as Error).message } });
+    }
+  }
+
+  /**
+   * IMG-7: the image numbers the surface's composer holds now. When idle, the unsent images
+   * that neither the composer nor a queued message holds are discarded at once; during a turn
+   * they are discarded when the next message is admitted, unless the composer got them back.
+   */
+  composerImages(numbers: readonly number[]): void {
+    this.composerHeld = [...numbers];
+    if (this.current !== 'idle' || this.running) return;
+    const held = [...this.heldImages()].map(taggedMarker).join(' ');
+    void this.active.attachments.registry.discardDeleted(held).catch(() => undefined);
+  }
+
+  private composerHeld: number[] = [];
+
+  /** Images still held by the composer or a queued message (never discarded by admission). */
+  private heldImages(): Set<number> {
+    const held = new Set(this.composerHeld);
+    for (const item of this.queueItems) if (item.kind === 'message') for (const n of taggedMarkerNumbers(item.text)) held.add(n);
+    return held;
+  }
+
+  private turnHooks(): TurnHooks {
+    return { takeFollowUps: () => this.takeMessages(), stillHeld: () => this.heldImages() };
+  }
+
+  /**
+   * One message, one turn, its result (the face `crystal run` drives): the same admission,
+   * saving and follow-up rules as `submit`; a refusal before any request (MODEL-1) is thrown.
+   */
+  async sendOnce(typed: string, spans: readonly MarkerSpan[] = []): Promise<TurnResult> {
+    await this.whenIdle();
+    if (this.quitting) throw new UsageError('The session is closing; nothing more is sent.');
+    const text = submittedText(typed, spans);
+    type Outcome = { readonly result: TurnResult } | { readonly error: unknown };
+    let outcome = { error: new Error('The turn did not run.') } as Outcome;
+    const work = (async () => {
+      this.setActivity('turn');
+      this.turnRunning = true;
+      try {
+        // MCP-6: `@server:uri` mentions attach the resource's text, as in `submit`.
+        const attached = await attachMcpResources(text, this.tools?.mcp.manager);
+        outcome = { result: await this.active.send(attached, this.turnHooks()) };
+      } catch (error) {
+        outcome = { error };
+      } finally {
+        this.turnRunning = false;
+        this.setActivity('idle');
+      }
+    })();
+    this.running = work;
+    try {
+      await work;
+    } finally {
+      this.running = undefined;
+    }
+    const settled = outcome as Outcome;
+    if ('error' in settled) throw settled.error;
+    return settled.result;
+  }
+
   private async runTurn(text: string): Promise<TurnResult | undefined> {
     this.setActivity('turn');
     this.turnRunning = true;
     try {
-      return await this.active.send(text, { takeFollowUps: () => this.takeMessages() });
+      // MCP-6: `@server:uri` mentions attach the resource's text.
+      const attached = await attachMcpResources(text, this.tools?.mcp.manager);
+      return await this.active.send(attached, this.turnHooks());
     } catch (error) {
       // A refusal before the request (an image for a text-only model, …) is reported, not thrown.
       this.emit({ type: 'error', message: (error as Error).message });
@@ -545,7 +686,7 @@ export class SessionController {
     try {
       output = await this.execute(command);
     } catch (error) {
-      output = { kind: 'error', text: error instanceof Error ? error.message : String(error) };
+      output = { kind: 'error', text: fsOperatorMessage(error) };
     }
     this.emit({ type: 'command-output', command: command.raw, output });
   }
@@ -566,7 +707,7 @@ export class SessionController {
           return { kind: 'text', text: all ? 'No saved sessions.' : 'No saved sessions in this workspace.' };
         const lines = sessions.map(
           (s) =>
-            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}  ${s.title}${all ? `  (${s.workspace})` : ''}`,
+            `${s.id === this.active.id ? '*' : ' '} ${s.id}  ${s.updatedUtc.slice(0, 19).replace('T', ' ')}  ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}  ${s.title}${all ? `  (${s.workspace})` : ''}${s.note ? `  [damaged: ${s.note}]` : ''}`,
         );
         return { kind: 'text', title: 'Sessions', text: lines.join('\n') };
       }
@@ -623,6 +764,10 @@ export class SessionController {
           : ' (this model takes no thinking hint; the gear applies when you switch to one that does)';
         return { kind: 'text', text: `Thinking: ${next}${note}.` };
       }
+      case 'mcp':
+        return this.tools
+          ? { kind: 'text', title: 'MCP servers', text: mcpStatusText(this.tools.mcp) }
+          : { kind: 'text', text: 'No MCP servers.' };
       case 'todos': {
         const items = this.todos;
         if (items.length === 0) return { kind: 'text', text: 'No todos.' };
@@ -656,8 +801,11 @@ export class SessionController {
         return { kind: 'text', title: 'Earlier context', text: result.summary ?? 'Old tool results were cleared.' };
       }
       case 'fork': {
+        // The source of `/fork ID` is only read (no lock), so a session open elsewhere can be forked (REL-2).
         const source =
-          arg === '' ? this.active : await Session.open({ ...this.active.openOptions, resume: arg, continueLatest: false });
+          arg === ''
+            ? this.active
+            : await Session.open({ ...this.active.openOptions, resume: arg, continueLatest: false, readOnly: true });
         const id = await source.forkTo();
         await this.replace({ resume: id, continueLatest: false }, true);
         return { kind: 'text', text: `Forked to ${id}; the source session is unchanged.` };
@@ -714,9 +862,20 @@ export class SessionController {
 
   /** Saves the current session, then opens another in its place (clear, resume, fork). */
   private async replace(overrides: Partial<SessionOptions>, replayed: boolean): Promise<void> {
-    await this.active.save().catch(() => undefined);
-    const next = await Session.open({ ...this.active.openOptions, ...overrides });
+    // REL-3: a conversation that cannot be saved is not dropped by switching away from it.
+    if (this.active.history().length > 0) {
+      try {
+        await this.active.save();
+      } catch (error) {
+        throw new UsageError(
+          `${(error as Error).message} Not switching sessions, so this conversation is not lost; /fork keeps a copy of it.`,
+        );
+      }
+    }
+    const next = await Session.open({ ...this.active.openOptions, ...overrides, readOnly: false });
+    const previous = this.active;
     this.unsubscribe();
+    previous.release();
     this.active = next;
     this.unsubscribe = next.on(this.forward);
     // BTW-11: /clear, /resume and /fork drop the side thread (and unsent `!cmd` output).
@@ -766,16 +925,44 @@ export class SessionController {
     this.active.cancel();
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
+    await this.tools?.close();
     this.emit({ type: 'quit', sessionId: this.active.id });
   }
 
   /** Orderly exit: saves when the transcript holds anything. */
+  /** Waits until the MCP servers are up or `limitMs` passed (`crystal run`'s head start, MCP-5). */
+  settleMcp(limitMs: number): Promise<void> {
+    return this.tools?.mcp.settle(limitMs) ?? Promise.resolve();
+  }
+
+  /**
+   * Ends this process's hold on the session without another save (`crystal run`: the turn saved
+   * itself, REL-1/REL-3): MCP servers stop, the lock is released, the sandbox proxy closes.
+   */
+  async release(): Promise<void> {
+    try {
+      await this.tools?.close();
+    } finally {
+      this.unsubscribe();
+      this.active.release();
+      this.tools?.containment.close();
+    }
+  }
+
   async close(): Promise<void> {
     this.quitting = true;
     this.active.cancel();
     await this.whenIdle();
-    if (this.active.history().length > 0) await this.active.save();
-    this.unsubscribe();
-    this.tools?.containment.close();
+    try {
+      if (this.active.history().length > 0) await this.active.save();
+    } finally {
+      try {
+        await this.tools?.close();
+      } finally {
+        this.unsubscribe();
+        this.active.release();
+        this.tools?.containment.close();
+      }
+    }
   }
 }

@@ -37,6 +37,8 @@ export interface TurnResult {
   readonly error?: { readonly message: string; readonly kind?: ProviderErrorKind; readonly status?: number };
   /** Whether a call was denied by the operator policy (exit code 4 in `crystal run`). */
   readonly denied: boolean;
+  /** REL-3: set when the turn could not be saved (it stays in memory for the next save). */
+  readonly saveError?: { readonly path: string; readonly message: string };
 }
 
 export type EngineEvent =

@@ -15,12 +15,14 @@
  * A head that holds `items`/`archive` arrays (older files, exports) loads as before (HIST-7).
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs, readFileSync } from 'node:fs';
+import { promises as fs, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage, Usage } from '@crystal/core';
 import { writeFileAtomic } from './atomic-write.js';
 import { UsageError } from './errors.js';
+import { describeFsError } from './fs-errors.js';
 import { homePaths } from './home.js';
+import { type CompanionKind, companionGeneration, isCompanionName, isSessionId, requireSessionId } from './session-names.js';
 import { fromItems, type SessionItem, toItems } from './transcript-items.js';
 
 export interface SessionState {
@@ -79,8 +81,45 @@ export function sessionsDir(home: string): string {
 }
 
 export function sessionPath(home: string, id: string): string {
-  return join(sessionsDir(home), `${id}.json`);
+  return join(sessionsDir(home), `${requireSessionId(id)}.json`);
 }
+
+/**
+ * REL-2: the head changed on disk since this process loaded or saved it (another process wrote
+ * the session). The save is refused so nothing is overwritten unseen.
+ */
+export class SessionChangedError extends UsageError {
+  override readonly name = 'SessionChangedError';
+  constructor(
+    readonly sessionId: string,
+    readonly path: string,
+  ) {
+    super(
+      `Session ${sessionId} (${path}) was changed by another process since it was opened here; it is not overwritten. ` +
+        'This conversation stays in memory: /fork saves it as a new session, or reopen the session to see the other changes.',
+    );
+  }
+}
+
+/** What identifies one version of a head file: a save replaces it (new inode, new mtime). */
+interface HeadStamp {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+const stampOf = (stat: Stats): HeadStamp => ({ ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs });
+
+function headStamp(path: string): HeadStamp | undefined {
+  try {
+    return stampOf(statSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
+const sameStamp = (a: HeadStamp | undefined, b: HeadStamp | undefined): boolean =>
+  a === b || (a !== undefined && b !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs);
 
 const usageShape = (u: Usage): UsageShape => ({
   inputTokenCount: u.inputTokens,
@@ -163,10 +202,12 @@ export class SessionFiles {
     private generation: number,
     private archive: PersistedLog | undefined,
     private context: PersistedLog | undefined,
+    /** The head as this process last loaded or wrote it; undefined for a head not yet on disk. */
+    private stamp: HeadStamp | undefined,
   ) {}
 
   static create(home: string, id: string): SessionFiles {
-    return new SessionFiles(home, id, 0, undefined, undefined);
+    return new SessionFiles(home, requireSessionId(id), 0, undefined, undefined, undefined);
   }
 
   /** Saves the state; resolves to the head path once committed. */
@@ -178,6 +219,21 @@ export class SessionFiles {
 
   private async saveNow(state: SessionState): Promise<string> {
     const dir = sessionsDir(this.home);
+    const path = sessionPath(this.home, this.id);
+    // REL-2: never overwrite a head another process wrote since this one read it.
+    const onDisk = headStamp(path);
+    if (!sameStamp(onDisk, this.stamp)) throw new SessionChangedError(this.id, path);
+    const created: string[] = [];
+    try {
+      return await this.write(dir, path, state, created);
+    } catch (error) {
+      // REL-3: a failed save leaves no half-made generation files; committed bytes stay as they were.
+      for (const file of created) await fs.rm(join(dir, file), { force: true }).catch(() => undefined);
+      throw describeFsError(error, `save session ${this.id}`, path);
+    }
+  }
+
+  private async write(dir: string, path: string, state: SessionState, created: string[]): Promise<string> {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     // One consistent snapshot of both transcripts and the head, taken before any await.
     const contextBody = state.context[0]?.role === 'system' ? state.context.slice(1) : [...state.context];
@@ -187,13 +243,16 @@ export class SessionFiles {
     let generation = this.generation;
     const nextFile = (kind: 'archive' | 'context'): string => {
       generation++;
-      return `${this.id}.${kind}.${generation}.jsonl`;
+      const name = `${this.id}.${kind}.${generation}.jsonl`;
+      created.push(name);
+      return name;
     };
     const archive = await this.persist(dir, this.archive, archiveNow, () => nextFile('archive'), old);
     const context = await this.persist(dir, this.context, contextBody, () => nextFile('context'), old);
     const head: LogHead = { version: 1, generation, archive: archive.ref, context: context.ref };
-    const path = sessionPath(this.home, this.id);
     await writeFileAtomic(path, `${JSON.stringify({ ...fields, items: null, archive: null, log: head }, null, 2)}\n`);
+    created.length = 0;
+    this.stamp = headStamp(path);
     this.generation = generation;
     this.archive = archive;
     this.context = context;
@@ -231,53 +290,90 @@ export class SessionFiles {
     return new PersistedLog({ file, bytes: Buffer.byteLength(data), messages: messages.length }, messages);
   }
 
-  /** Loads a session; a missing, empty or unreadable head is a clear error (CLI-1). */
+  /**
+   * Loads a session; a missing, empty or unreadable head is a clear error (CLI-1). REL-4: damage
+   * loads what can be loaded with one note: a truncated or missing companion restores its
+   * readable lines and the next save starts a fresh generation (so nothing later is lost), and
+   * a damaged head is rebuilt from its companions.
+   */
   static load(home: string, id: string): { state: SessionState; files: SessionFiles; notes: string[] } {
     const path = sessionPath(home, id);
-    let text: string;
+    const dir = sessionsDir(home);
+    let notes: string[] = [];
+    let text: string | undefined;
     try {
       text = readFileSync(path, 'utf8');
     } catch {
-      throw new UsageError(`No saved session '${id}' (looked for ${path}). List sessions with 'crystal sessions'.`);
+      text = undefined;
     }
-    let raw: Record<string, unknown>;
-    try {
-      raw = JSON.parse(text) as Record<string, unknown>;
-    } catch (error) {
-      throw new UsageError(`Session file ${path} is not valid JSON (${(error as Error).message}); it was left unchanged.`);
-    }
-    if (!raw || typeof raw !== 'object') throw new UsageError(`Session file ${path} does not hold a session object.`);
-    const notes: string[] = [];
-    const dir = sessionsDir(home);
-    const log = raw.log as LogHead | undefined;
-    let archive: ChatMessage[];
-    let context: ChatMessage[];
-    let files: SessionFiles;
-    if (log && log.version === 1) {
-      archive = readLog(dir, log.archive, notes);
-      context = readLog(dir, log.context, notes);
+    const stamp = headStamp(path);
+    let raw = text === undefined ? undefined : parseHead(text);
+    let archive: ChatMessage[] = [];
+    let context: ChatMessage[] = [];
+    let files: SessionFiles | undefined;
+    const log = raw ? validLog(raw.log, id) : undefined;
+    if (raw && log) {
+      const a = readLog(dir, log.archive, notes);
+      const c = readLog(dir, log.context, notes);
+      archive = a.messages;
+      context = c.messages;
+      // A damaged companion is never appended to again: the next save writes a new generation.
       files = new SessionFiles(
         home,
         id,
         log.generation,
-        new PersistedLog({ ...log.archive, messages: archive.length }, [...archive]),
-        new PersistedLog({ ...log.context, messages: context.length }, [...context]),
+        a.intact ? new PersistedLog({ ...log.archive, messages: archive.length }, [...archive]) : undefined,
+        c.intact ? new PersistedLog({ ...log.context, messages: context.length }, [...context]) : undefined,
+        stamp,
       );
-    } else {
-      const items = Array.isArray(raw.items) ? (raw.items as SessionItem[]) : [];
-      // HIST-7: a file written before the archive existed loads its items as the archive.
-      archive = fromItems(Array.isArray(raw.archive) ? (raw.archive as SessionItem[]) : items);
-      context = fromItems(items);
-      if (context[0]?.role === 'system' && !isSummary(context[0])) context = context.slice(1);
-      files = SessionFiles.create(home, id);
+    } else if (raw && raw.log === undefined) {
+      try {
+        const items = Array.isArray(raw.items) ? (raw.items as SessionItem[]) : [];
+        // HIST-7: a file written before the archive existed loads its items as the archive.
+        archive = fromItems(Array.isArray(raw.archive) ? (raw.archive as SessionItem[]) : items);
+        context = fromItems(items);
+        if (context[0]?.role === 'system' && !isSummary(context[0])) context = context.slice(1);
+        files = new SessionFiles(home, id, 0, undefined, undefined, stamp);
+      } catch {
+        raw = undefined;
+      }
+    } else raw = undefined;
+    if (!files) {
+      const rebuilt = rebuildFromCompanions(dir, id);
+      if (!rebuilt) {
+        if (text === undefined)
+          throw new UsageError(`No saved session '${id}' (looked for ${path}). List sessions with 'crystal sessions'.`);
+        let reason = 'it does not hold a session object';
+        try {
+          JSON.parse(text);
+        } catch (error) {
+          reason = `it is not valid JSON (${(error as Error).message})`;
+        }
+        throw new UsageError(
+          `Session file ${path} ${reason.replace(/^it /, '')}; no transcript files were found to rebuild it from, so it was left unchanged.`,
+        );
+      }
+      archive = rebuilt.archive;
+      context = rebuilt.context;
+      notes = [
+        `Session file ${path} was ${text === undefined ? 'missing' : 'damaged'}; it was rebuilt from its transcript files (${archive.length} messages)${rebuilt.skipped > 0 ? `, ${rebuilt.skipped} unreadable line(s) skipped` : ''}.`,
+      ];
+      raw = text === undefined ? {} : salvageHead(text);
+      files = new SessionFiles(home, id, rebuilt.generation, undefined, undefined, stamp);
     }
+    if (notes.length > 1) notes = [notes.join(' ')];
     if (archive.length === 0 && context.length === 0) {
       throw new UsageError(`Session '${id}' (${path}) is empty; there is nothing to resume.`);
     }
-    const str = (key: string, fallback: string): string => (typeof raw[key] === 'string' ? (raw[key] as string) : fallback);
-    const num = (key: string): number => (typeof raw[key] === 'number' ? (raw[key] as number) : 0);
+    const head = raw as Record<string, unknown>;
+    const str = (key: string, fallback: string): string => (typeof head[key] === 'string' ? (head[key] as string) : fallback);
+    const num = (key: string): number =>
+      typeof head[key] === 'number' && Number.isFinite(head[key]) && (head[key] as number) >= 0 ? (head[key] as number) : 0;
+    const strings = (key: string): string[] =>
+      Array.isArray(head[key]) ? (head[key] as unknown[]).filter((q): q is string => typeof q === 'string') : [];
     const state: SessionState = {
-      id: str('id', id),
+      // SEC-8: the id is the validated one the file was found under, never one read from it.
+      id,
       workspace: str('workspace', ''),
       createdUtc: str('createdUtc', new Date().toISOString()),
       updatedUtc: str('updatedUtc', new Date().toISOString()),
@@ -288,14 +384,12 @@ export class SessionFiles {
       userTurns: num('userTurns'),
       modelCalls: num('modelCalls'),
       toolCalls: num('toolCalls'),
-      usage: usageOf(raw.usage),
-      cumulativeUsage: usageOf(raw.cumulativeUsage),
-      queued: Array.isArray(raw.queued) ? raw.queued.filter((q): q is string => typeof q === 'string') : [],
-      images: Array.isArray(raw.images) ? raw.images : [],
-      imageMarkersTagged: raw.imageMarkersTagged === true,
-      pendingApprovals: Array.isArray(raw.pendingApprovals)
-        ? raw.pendingApprovals.filter((q): q is string => typeof q === 'string')
-        : [],
+      usage: usageOf(head.usage),
+      cumulativeUsage: usageOf(head.cumulativeUsage),
+      queued: strings('queued'),
+      images: Array.isArray(head.images) ? head.images : [],
+      imageMarkersTagged: head.imageMarkersTagged === true,
+      pendingApprovals: strings('pendingApprovals'),
     };
     return { state, files, notes };
   }
@@ -317,33 +411,140 @@ async function writeAt(path: string, offset: number, data: string): Promise<void
   }
 }
 
-/** Reads the committed bytes of a companion; lines that do not parse are skipped with a note. */
-function readLog(dir: string, ref: LogRef, notes: string[]): ChatMessage[] {
+/**
+ * Reads the committed bytes of a companion; lines that do not parse are skipped with a note.
+ * `intact` is false when anything was missing or damaged, so the caller never appends to it.
+ */
+function readLog(dir: string, ref: LogRef, notes: string[]): { messages: ChatMessage[]; intact: boolean } {
   let buffer: Buffer;
   try {
     buffer = readFileSync(join(dir, ref.file));
   } catch {
-    if (ref.bytes > 0) notes.push(`Transcript file ${ref.file} is missing; that part of the session is not restored.`);
-    return [];
+    if (ref.bytes > 0) {
+      notes.push(
+        `Transcript file ${ref.file} is missing; that part of the session is not restored, and the next save starts a new file.`,
+      );
+      return { messages: [], intact: false };
+    }
+    return { messages: [], intact: true };
   }
-  if (buffer.length < ref.bytes)
+  let intact = true;
+  if (buffer.length < ref.bytes) {
+    intact = false;
     notes.push(`Transcript file ${ref.file} is shorter than recorded; the readable part is restored.`);
-  const text = buffer.subarray(0, Math.min(buffer.length, ref.bytes)).toString('utf8');
+  }
+  const { messages, skipped } = parseLines(buffer.subarray(0, Math.min(buffer.length, ref.bytes)));
+  if (skipped > 0) {
+    intact = false;
+    notes.push(`${skipped} unreadable transcript line(s) in ${ref.file} were skipped.`);
+  }
+  return { messages, intact };
+}
+
+function parseLines(bytes: Buffer): { messages: ChatMessage[]; skipped: number } {
   const messages: ChatMessage[] = [];
   let skipped = 0;
-  for (const line of text.split('\n')) {
+  for (const line of bytes.toString('utf8').split('\n')) {
     if (line === '') continue;
     try {
       const items = JSON.parse(line) as unknown;
       const [message] = fromItems(Array.isArray(items) ? items : []);
-      if (message) messages.push(message);
+      if (message && Array.isArray(message.content)) messages.push(message);
       else skipped++;
     } catch {
       skipped++;
     }
   }
-  if (skipped > 0) notes.push(`${skipped} unreadable transcript line(s) in ${ref.file} were skipped.`);
-  return messages;
+  return { messages, skipped };
+}
+
+function parseHead(text: string): Record<string, unknown> | undefined {
+  try {
+    const raw = JSON.parse(text) as unknown;
+    return raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The head's `log`, only when every part of it is well-formed and names this session's own files (SEC-8). */
+function validLog(value: unknown, id: string): LogHead | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const log = value as Record<string, unknown>;
+  const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  const ref = (v: unknown, kind: CompanionKind): LogRef | undefined => {
+    if (!v || typeof v !== 'object') return undefined;
+    const r = v as Record<string, unknown>;
+    if (!isCompanionName(r.file, id, kind) || !count(r.bytes)) return undefined;
+    return { file: r.file, bytes: r.bytes, messages: count(r.messages) ? r.messages : 0 };
+  };
+  if (log.version !== 1 || !count(log.generation)) return undefined;
+  const archive = ref(log.archive, 'archive');
+  const context = ref(log.context, 'context');
+  if (!archive || !context) return undefined;
+  return { version: 1, generation: log.generation, archive, context };
+}
+
+/** The newest companion of each kind of a session (names checked: SEC-8). */
+function companionsOf(dir: string, id: string): { archive?: string; context?: string; generation: number } {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return { generation: 0 };
+  }
+  const found: { archive?: string; context?: string; generation: number } = { generation: 0 };
+  for (const kind of ['archive', 'context'] as const) {
+    for (const name of names) {
+      if (!isCompanionName(name, id, kind)) continue;
+      const generation = companionGeneration(name);
+      found.generation = Math.max(found.generation, generation);
+      const current = found[kind];
+      if (current === undefined || companionGeneration(current) < generation) found[kind] = name;
+    }
+  }
+  return found;
+}
+
+/** REL-4: a head that is damaged or missing is rebuilt from the newest companions on disk. */
+function rebuildFromCompanions(
+  dir: string,
+  id: string,
+): { archive: ChatMessage[]; context: ChatMessage[]; generation: number; skipped: number } | undefined {
+  const found = companionsOf(dir, id);
+  if (!found.archive && !found.context) return undefined;
+  const read = (name: string | undefined): { messages: ChatMessage[]; skipped: number } => {
+    if (!name) return { messages: [], skipped: 0 };
+    try {
+      return parseLines(readFileSync(join(dir, name)));
+    } catch {
+      return { messages: [], skipped: 0 };
+    }
+  };
+  const archive = read(found.archive);
+  const context = read(found.context);
+  return {
+    archive: archive.messages,
+    // Without a context file the model context restarts from the archive.
+    context: found.context ? context.messages : [...archive.messages],
+    generation: found.generation,
+    skipped: archive.skipped + context.skipped,
+  };
+}
+
+/** The string fields a damaged head still shows (a truncated head keeps its first lines). */
+function salvageHead(text: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of ['workspace', 'createdUtc', 'updatedUtc', 'provider', 'model', 'title']) {
+    const match = new RegExp(`"${key}":\\s*("(?:[^"\\\\]|\\\\.)*")`).exec(text);
+    if (!match) continue;
+    try {
+      out[key] = JSON.parse(match[1] as string);
+    } catch {
+      // a torn string: left out
+    }
+  }
+  return out;
 }
 
 export interface SessionSummary {
@@ -352,9 +553,14 @@ export interface SessionSummary {
   readonly updatedUtc: string;
   readonly title: string;
   readonly messageCount: number;
+  /** REL-4: what is damaged in a session that is still listed (its head is rebuilt on resume). */
+  readonly note?: string;
 }
 
-/** Resumable sessions, newest first; heads that are empty or unreadable are left out (CLI-4). */
+/**
+ * Resumable sessions, newest first; heads that are empty are left out (CLI-4). A damaged head
+ * or companion is listed with a note instead of being hidden (REL-4).
+ */
 export async function listSessions(home: string, workspace?: string): Promise<SessionSummary[]> {
   const dir = sessionsDir(home);
   let names: string[];
@@ -364,24 +570,84 @@ export async function listSessions(home: string, workspace?: string): Promise<Se
     return [];
   }
   const out: SessionSummary[] = [];
+  const heads = new Set<string>();
   for (const name of names) {
     if (!name.endsWith('.json') || name.startsWith('.')) continue;
+    const id = name.slice(0, -'.json'.length);
+    if (!isSessionId(id)) continue;
+    heads.add(id);
+    let text: string;
     try {
-      const raw = JSON.parse(await fs.readFile(join(dir, name), 'utf8')) as Record<string, unknown>;
-      if (typeof raw.id !== 'string') continue;
-      if (workspace !== undefined && raw.workspace !== workspace) continue;
-      const count = typeof raw.messageCount === 'number' ? raw.messageCount : Array.isArray(raw.archive) ? raw.archive.length : 0;
-      if (count === 0 && !(raw.log as LogHead | undefined)?.archive?.bytes) continue;
-      out.push({
-        id: raw.id,
-        workspace: typeof raw.workspace === 'string' ? raw.workspace : '',
-        updatedUtc: typeof raw.updatedUtc === 'string' ? raw.updatedUtc : '',
-        title: typeof raw.title === 'string' ? raw.title : '',
-        messageCount: count,
-      });
+      text = await fs.readFile(join(dir, name), 'utf8');
     } catch {
-      // Unreadable heads are omitted from the list.
+      continue;
     }
+    const summary = summarise(dir, id, text, names);
+    if (!summary) continue;
+    if (workspace !== undefined && summary.workspace !== workspace && !(summary.note && summary.workspace === '')) continue;
+    out.push(summary);
+  }
+  // A first save that crashed before its head: the companions alone are listed, with a note.
+  for (const name of names) {
+    const id = /^(.+)\.archive\.\d+\.jsonl$/.exec(name)?.[1];
+    if (!id || heads.has(id) || !isSessionId(id)) continue;
+    heads.add(id);
+    const summary = summarise(dir, id, undefined, names);
+    if (summary && (workspace === undefined || summary.workspace === '' || summary.workspace === workspace)) out.push(summary);
   }
   return out.sort((a, b) => (a.updatedUtc < b.updatedUtc ? 1 : a.updatedUtc > b.updatedUtc ? -1 : 0));
+}
+
+function summarise(dir: string, id: string, text: string | undefined, names: readonly string[]): SessionSummary | undefined {
+  const raw = text === undefined ? undefined : parseHead(text);
+  const log = raw ? validLog(raw.log, id) : undefined;
+  if (raw && (log || raw.log === undefined)) {
+    const count = typeof raw.messageCount === 'number' ? raw.messageCount : Array.isArray(raw.archive) ? raw.archive.length : 0;
+    if (count === 0 && !log?.archive.bytes) return undefined;
+    const damaged = log ? [log.archive, log.context].filter((ref) => companionDamaged(dir, ref, names)) : [];
+    return {
+      id,
+      workspace: typeof raw.workspace === 'string' ? raw.workspace : '',
+      updatedUtc: typeof raw.updatedUtc === 'string' ? raw.updatedUtc : '',
+      title: typeof raw.title === 'string' ? raw.title : '',
+      messageCount: count,
+      ...(damaged.length > 0
+        ? {
+            note: `transcript file ${damaged.map((r) => r.file).join(', ')} is missing or shortened; the readable part is restored on resume`,
+          }
+        : {}),
+    };
+  }
+  const rebuilt = rebuildFromCompanions(dir, id);
+  if (!rebuilt || (rebuilt.archive.length === 0 && rebuilt.context.length === 0)) {
+    if (text === undefined || text.trim() === '') return undefined;
+    const fields = salvageHead(text);
+    return {
+      id,
+      workspace: typeof fields.workspace === 'string' ? fields.workspace : '',
+      updatedUtc: typeof fields.updatedUtc === 'string' ? fields.updatedUtc : '',
+      title: typeof fields.title === 'string' ? fields.title : '',
+      messageCount: 0,
+      note: 'the session file is damaged and no transcript files were found; it cannot be resumed',
+    };
+  }
+  const fields = text === undefined ? {} : salvageHead(text);
+  return {
+    id,
+    workspace: typeof fields.workspace === 'string' ? fields.workspace : '',
+    updatedUtc: typeof fields.updatedUtc === 'string' ? fields.updatedUtc : '',
+    title: typeof fields.title === 'string' ? fields.title : titleOf(rebuilt.archive),
+    messageCount: rebuilt.archive.length,
+    note: `the session file is ${text === undefined ? 'missing' : 'damaged'}; it is rebuilt from its transcript files on resume`,
+  };
+}
+
+function companionDamaged(dir: string, ref: LogRef, names: readonly string[]): boolean {
+  if (ref.bytes === 0) return false;
+  if (!names.includes(ref.file)) return true;
+  try {
+    return statSync(join(dir, ref.file)).size < ref.bytes;
+  } catch {
+    return true;
+  }
 }

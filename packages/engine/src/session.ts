@@ -30,7 +30,9 @@ import { resolveApiKey } from './credentials.js';
 import type { EngineEvent, EngineListener, TurnResult } from './events.js';
 import { retryPolicyOf } from './retry-policy.js';
 import { clientOptionsOf } from './transport-options.js';
-import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession } from './session-store.js';
+import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession, sessionPath } from './session-store.js';
+import { SessionLock } from './session-lock.js';
+import { requireSessionId } from './session-names.js';
 import { buildSystemPrompt } from './prompts/system-prompt.js';
 import {
   type CompactionResult,
@@ -38,7 +40,9 @@ import {
   compact,
   compactionLimit,
   estimateTokens,
+  reservedTokens,
   shouldCompact,
+  tokensOfChars,
 } from './compaction/index.js';
 import type { ModelSettings } from '@crystal/providers';
 import { askSideQuestion, type SideEvent, type SideExchange } from './side-question.js';
@@ -50,17 +54,16 @@ import {
   parseSessionImageRecords,
   projectMessages,
   referencedImageNumbers,
-  requireImageInput,
   restoreSessionImages,
   stripMarkerPrefix,
   tagLegacyMessage,
   taggedMarker,
-  taggedMarkerNumbers,
 } from './images/index.js';
 import { interruptedResult, runTurn } from './turn.js';
 import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
 import { Checkpoints, checkpointLimitsOf } from './checkpoints/index.js';
+import { admitUserText } from './message-admission.js';
 
 export interface SessionOptions {
   readonly home: string;
@@ -87,10 +90,16 @@ export interface SessionOptions {
   readonly offline?: boolean;
   /** CKPT-1: checkpoints before turns and tool batches (default: on unless `checkpoints.enabled` is false). */
   readonly checkpoints?: boolean;
+  /** Which surface opens it, named in the lock a second opener is shown (REL-2). */
+  readonly surface?: string;
+  /** Read the session without taking its lock (the source of a `/fork`); it is never saved. */
+  readonly readOnly?: boolean;
 }
 
 export interface TurnHooks {
   readonly takeFollowUps?: () => readonly string[];
+  /** IMG-7: image numbers the composer and the queue still hold; their drafts are kept. */
+  readonly stillHeld?: () => Iterable<number>;
 }
 
 export interface SessionSnapshot {
@@ -124,18 +133,53 @@ export class Session {
     private readonly limits: RunLimits,
     /** Operator notes from loading (a damaged transcript file, …), published on the first send. */
     private pendingNotes: string[],
+    private readonly lock: SessionLock | undefined,
   ) {}
+
+  /** Releases the session's lock (REL-2); the session is not saved again after this. */
+  release(): void {
+    this.lock?.release();
+  }
+
+  private lastSaveError: { readonly path: string; readonly message: string } | undefined;
+
+  /** Set while the latest save failed and no later one landed (REL-3): the turn lives only in memory. */
+  get saveError(): { readonly path: string; readonly message: string } | undefined {
+    return this.lastSaveError;
+  }
 
   /** Resolves the model, the key and the client; loads a saved session when resuming. */
   static async open(options: SessionOptions): Promise<Session> {
     const env = options.env ?? process.env;
     let resumeId = options.resume;
     if (options.continueLatest) {
-      const [latest] = await listSessions(options.home, options.workspace);
+      // A damaged session whose workspace is unknown is listed, but never continued by guess.
+      const latest = (await listSessions(options.home, options.workspace)).find((s) => s.workspace === options.workspace);
       if (!latest)
         throw new UsageError(`No saved session in workspace ${options.workspace} to continue; start one without --continue.`);
       resumeId = latest.id;
     }
+    // SEC-8: an id from the command line is checked before any path is built from it.
+    if (resumeId !== undefined) requireSessionId(resumeId);
+    const writer = !options.offline && !options.readOnly;
+    const newId = resumeId ?? newSessionId();
+    // REL-2: one writer per session across processes; a read-only Home fails here, before any request.
+    const lock = writer ? SessionLock.acquire(options.home, newId, options.surface ?? 'crystal') : undefined;
+    try {
+      return await Session.openLocked(options, env, resumeId, newId, lock);
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
+  }
+
+  private static async openLocked(
+    options: SessionOptions,
+    env: NodeJS.ProcessEnv,
+    resumeId: string | undefined,
+    newId: string,
+    lock: SessionLock | undefined,
+  ): Promise<Session> {
     const resumed = resumeId ? SessionFiles.load(options.home, resumeId) : undefined;
     const { client, model } = options.offline
       ? offlineClient(resumed?.state.provider ?? options.provider ?? '', resumed?.state.model ?? options.model ?? '')
@@ -143,7 +187,7 @@ export class Session {
     const limits = { ...budgetLimitsOf(options.config), ...(options.limits ?? {}) };
     const now = new Date().toISOString();
     const state: SessionState = resumed?.state ?? {
-      id: newSessionId(),
+      id: newId,
       workspace: options.workspace,
       createdUtc: now,
       updatedUtc: now,
@@ -178,7 +222,7 @@ export class Session {
     state.context.unshift(system);
     const files = resumed?.files ?? SessionFiles.create(options.home, state.id);
     const { attachments, notes, unavailable } = await openImages(options, state);
-    const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes]);
+    const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes], lock);
     session.attachments = attachments;
     if (options.checkpoints !== false && options.config.checkpoints?.enabled !== false) {
       session.checkpoints = new Checkpoints({
@@ -339,17 +383,16 @@ export class Session {
     hooks: TurnHooks,
   ): Promise<TurnResult> {
     if (this.busy) throw new UsageError('A turn is already running; wait for it or cancel it first.');
+    // REL-9: a message that cannot fit the window is refused before it joins the session.
+    if (text !== undefined) this.refuseOversized(text);
     this.busy = true;
     const controller = new AbortController();
     this.controller = controller;
     const clock = this.options.clock ?? systemClock;
     try {
       if (text !== undefined) {
-        // IMG-7: images whose markers were deleted before submit are discarded; MODEL-1: a model
-        // without imageInput refuses an attached image before anything is sent.
-        await this.attachments.registry.discardDeleted(text);
-        requireImageInput(text, { provider: this.state.provider, model: this.state.model, imageInput: this.imageInput });
-        await this.attachments.registry.markSent(taggedMarkerNumbers(text));
+        // MODEL-1, IMG-7, IMG-12: the one admission rule of every user message (message-admission.ts).
+        await this.admit(text, hooks);
         // Calls a crash left without results are closed first: no request carries a dangling call.
         const dangling = this.danglingCalls();
         if (dangling.length > 0) {
@@ -364,6 +407,8 @@ export class Session {
         this.state.archive.push(user);
         this.state.userTurns++;
         this.publish({ type: 'turn-started', text });
+        // REL-1: the user message is on disk before the first request.
+        await this.checkpoint();
       } else {
         this.publish({ type: 'turn-started', text: '' });
       }
@@ -399,7 +444,8 @@ export class Session {
           ...(this.thinking ? { thinking: this.thinking } : {}),
           signal: controller.signal,
           publish: this.publish,
-          ...(hooks.takeFollowUps ? { takeFollowUps: hooks.takeFollowUps } : {}),
+          ...(hooks.takeFollowUps ? { takeFollowUps: () => this.admitFollowUps(hooks) } : {}),
+          checkpoint: () => this.checkpoint(),
           prepareMessages: (messages) => this.prepareMessages(messages),
           ...(resumeBatch ? { resumeBatch } : {}),
           adoptToolResults: (results) => this.adoptToolResults(results),
@@ -437,16 +483,83 @@ export class Session {
       else if (outcome.usage.inputTokens + outcome.usage.outputTokens > 0) this.state.usage = outcome.usage;
       this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, outcome.usage);
       this.publish({ type: 'usage', turn: outcome.usage, session: this.state.cumulativeUsage });
-      const result: TurnResult = { sessionId: this.state.id, ...outcome, denied };
       await this.checkpoints?.flush();
-      // FAIL-1: saved after every turn, a failed one included.
-      await this.save();
+      // FAIL-1: saved after every turn, a failed one included. REL-3: a save that fails is
+      // reported (path and reason) and the turn stays in memory for the next save that can.
+      await this.save().catch(() => undefined);
+      const result: TurnResult = {
+        sessionId: this.state.id,
+        ...outcome,
+        denied,
+        ...(this.lastSaveError ? { saveError: this.lastSaveError } : {}),
+      };
       this.publish({ type: 'turn-finished', result });
       return result;
     } finally {
       this.busy = false;
       this.controller = undefined;
     }
+  }
+
+  /** MODEL-1, IMG-7, IMG-12 for one user message; throws the MODEL-1 refusal before anything changes. */
+  private admit(text: string, hooks: TurnHooks): Promise<void> {
+    return admitUserText(text, {
+      registry: this.attachments.registry,
+      model: { provider: this.state.provider, model: this.state.model, imageInput: this.imageInput },
+      ...(hooks.stillHeld ? { stillHeld: hooks.stillHeld() } : {}),
+    });
+  }
+
+  /**
+   * Follow-ups taken after a tool batch follow the same admission as the message that started
+   * the turn: a refused one (MODEL-1) is reported and left out; the others join the turn.
+   */
+  private async admitFollowUps(hooks: TurnHooks): Promise<string[]> {
+    const admitted: string[] = [];
+    for (const text of hooks.takeFollowUps?.() ?? []) {
+      try {
+        await this.admit(text, hooks);
+        admitted.push(text);
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        this.publish({ type: 'error', message: error.message });
+      }
+    }
+    return admitted;
+  }
+
+  /**
+   * REL-1: saves at every commit point of a turn (the user message, each committed round and
+   * tool batch), so a killed process loses at most the round in flight. A failed save does not
+   * stop the turn: the state stays in memory and the next save writes it (REL-3).
+   */
+  private async checkpoint(): Promise<void> {
+    try {
+      await this.save();
+    } catch (error) {
+      this.publish({ type: 'error', message: `Could not save session ${this.state.id}: ${(error as Error).message}` });
+    }
+  }
+
+  /**
+   * REL-9: refuses a message that alone (with the system prompt and the reply's room) cannot fit
+   * the model's window, before anything is stored or sent, so one oversized paste never poisons
+   * the session with a turn that overflows for ever.
+   */
+  private refuseOversized(text: string): void {
+    const window = this.modelSettings.contextWindow;
+    if (window === undefined) return;
+    const reserved = reservedTokens(this.modelSettings.maxTokens);
+    const room = reserved < window ? window - reserved : window;
+    const system = estimateTokens(this.state.context[0]?.role === 'system' ? [this.state.context[0]] : []);
+    const tokens = tokensOfChars(text.length);
+    if (system + tokens <= room) return;
+    throw new UsageError(
+      `This message is about ${tokens.toLocaleString('en-US')} tokens (${text.length.toLocaleString('en-US')} characters); ` +
+        `${this.state.provider}/${this.state.model} has a ${window.toLocaleString('en-US')}-token window ` +
+        `(${reserved < window ? `${reserved.toLocaleString('en-US')} kept for the reply, ` : ''}${system.toLocaleString('en-US')} for the system prompt), so it cannot fit and was not sent. ` +
+        'Shorten it, or save it to a file in the workspace and ask for the parts that matter.',
+    );
   }
 
   /**
@@ -619,7 +732,9 @@ export class Session {
    * the source stays untouched. Returns the new id.
    */
   async forkTo(): Promise<string> {
-    await this.save();
+    // The copy is made from memory: a source that cannot be saved (disk full, changed by another
+    // process) is exactly what a fork rescues, so its own save may fail.
+    if (!this.options.readOnly) await this.save().catch(() => undefined);
     const now = new Date().toISOString();
     const copy: SessionState = {
       ...this.state,
@@ -762,11 +877,33 @@ export class Session {
   }
 
   async save(): Promise<string> {
+    if (this.options.readOnly || this.options.offline)
+      throw new UsageError(`Session ${this.state.id} was opened read-only here and is not saved.`);
     this.state.updatedUtc = new Date().toISOString();
-    // IMG-12: only images the archive or the model context still mention are kept (HIST-8).
-    this.state.images = await this.attachments.registry.toRecords(referencedImageNumbers(this.state.archive, this.state.context));
-    this.state.imageMarkersTagged = true;
-    const path = await this.files.save(this.state);
+    let path: string;
+    try {
+      // IMG-12: only images the archive or the model context still mention are kept (HIST-8).
+      this.state.images = await this.attachments.registry.toRecords(
+        referencedImageNumbers(this.state.archive, this.state.context),
+      );
+      this.state.imageMarkersTagged = true;
+      path = await this.files.save(this.state);
+    } catch (error) {
+      // REL-3: never swallowed. Reported once per failure (not on every later attempt), kept in
+      // `saveError` so a surface never claims "saved", and retried by the next save.
+      const message = error instanceof Error ? error.message : String(error);
+      const target = sessionPath(this.options.home, this.state.id);
+      if (this.lastSaveError?.message !== message) {
+        this.publish({
+          type: 'error',
+          message: `Session ${this.state.id} was not saved: ${message} The conversation is kept in memory and saved at the next save that can.`,
+        });
+      }
+      this.lastSaveError = { path: target, message };
+      throw error;
+    }
+    if (this.lastSaveError) this.publish({ type: 'note', text: `Session ${this.state.id} is saved again (${path}).` });
+    this.lastSaveError = undefined;
     this.publish({ type: 'session-saved', path });
     return path;
   }

@@ -57,3 +57,34 @@ export async function trustWorkspace(home: string, workspace: string): Promise<s
     await writeFileAtomic(trustFile(home), `${JSON.stringify({ trusted: [...trusted, root] }, null, 2)}\n`);
   return root;
 }
+
+/**
+ * What decides whether project-supplied code may run (SEC-1, CLI-8): plugin and exec tool sets
+ * from `<workspace>/.crystal/tools`, and later project MCP servers and hooks.
+ */
+export interface ProjectCodeTrust {
+  readonly home: string;
+  readonly workspace: string;
+  /**
+   * The operator's explicit yes for this process, whatever `trusted.json` says:
+   * `crystal run --trust-workspace`, or `"workspaceTrust": false` on the interactive surfaces.
+   */
+  readonly granted?: boolean;
+}
+
+/**
+ * The one answer to "may this project's code run here?" (SEC-1). Every loader of project code
+ * asks it; `crystal run` never asks the operator, it only reads the answer.
+ */
+export function mayRunProjectCode(trust: ProjectCodeTrust): boolean {
+  return trust.granted === true || isTrusted(trust.home, trust.workspace);
+}
+
+/** The one note a run prints when it left project code out (CLI-8). */
+export function untrustedProjectCodeNote(trust: ProjectCodeTrust, skipped: readonly string[]): string {
+  const root = trustRoot(trust.home, trust.workspace);
+  return (
+    `Workspace ${root} is not trusted, so its project code was not loaded: ${skipped.join(', ')}. ` +
+    'Built-in and Home tools are available. To load it, open crystal there once and answer yes, or pass --trust-workspace.'
+  );
+}

@@ -43,7 +43,12 @@ export interface TurnInput {
    * QUEUE-3: follow-ups queued while the batch ran; taken when a tool batch ends and sent
    * with the next round as user messages (TURN-1: never in the middle of a round).
    */
-  readonly takeFollowUps?: () => readonly string[];
+  readonly takeFollowUps?: () => readonly string[] | Promise<readonly string[]>;
+  /**
+   * REL-1: awaited at every commit point (an assistant round before its tools run, a tool
+   * batch with the follow-ups it let in), so the caller saves what was committed.
+   */
+  readonly checkpoint?: () => Promise<void>;
   /**
    * COMPACT-1/2: runs before every model round with the previous round's reported tokens;
    * resolves whether the context still fits. The session owns the compactor.
@@ -81,6 +86,13 @@ export function interruptedResult(call: ParsedToolCall): ToolResultPart {
   };
 }
 
+/**
+ * How an interrupted answer stays in the model context: the text streamed so far, then this
+ * mark, as one assistant message, so the next request never holds two user messages in a row
+ * and the model knows what it already said (as Codex and Claude Code keep it).
+ */
+export const INTERRUPTED_ANSWER_MARK = '[Answer interrupted]';
+
 export interface TurnOutcome {
   readonly stopReason: StopReason;
   readonly text: string;
@@ -109,7 +121,24 @@ interface RoundResult {
   readonly finish: { reason: string; raw: string };
 }
 
-class Interrupted extends Error {}
+class Interrupted extends Error {
+  constructor(readonly partialText: string) {
+    super('interrupted');
+  }
+}
+
+/**
+ * The budget stop wins over a retryable failure: the next request (a new round, a retry after
+ * a backoff, an immediate RETRY-7 retry, a resend without refused images) may not start.
+ */
+class BudgetStop extends Error {
+  constructor(
+    readonly stop: StopReason,
+    readonly lastError: ProviderError | undefined,
+  ) {
+    super(stop);
+  }
+}
 
 /**
  * Runs one turn. The duration budget is enforced by a deadline that aborts whatever is running
@@ -167,13 +196,19 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     input.publish({ type: 'tool-results', results });
     for (const [i, res] of results.entries()) toolCalls.push(recordOf(calls[i] as ParsedToolCall, res));
   };
-  const sendFollowUps = (): void => {
-    for (const followUp of input.takeFollowUps?.() ?? []) {
+  const sendFollowUps = async (): Promise<void> => {
+    for (const followUp of (await input.takeFollowUps?.()) ?? []) {
       const message: ChatMessage = { role: 'user', content: [{ type: 'text', text: followUp }] };
       input.context.push(message);
       input.commit(message);
       input.publish({ type: 'follow-up-sent', text: followUp });
     }
+  };
+
+  /** Item 5: the partial answer (or just the mark after a user message) stays in the context. */
+  const interrupted = (partialText: string): TurnOutcome => {
+    commitInterrupted(input, partialText);
+    return outcome('interrupted');
   };
 
   if (input.resumeBatch) {
@@ -187,12 +222,13 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
       calls,
       calls.map((c) => byId.get(c.id) ?? interruptedResult(c)),
     );
-    if (input.signal.aborted) return outcome('interrupted');
-    sendFollowUps();
+    if (input.signal.aborted) return interrupted('');
+    await sendFollowUps();
+    await input.checkpoint?.();
   }
 
   for (let round = 1; ; round++) {
-    if (input.signal.aborted) return outcome('interrupted');
+    if (input.signal.aborted) return interrupted('');
     const limit = input.budget.beforeModelCall();
     if (limit) return outcome(limit);
     if (input.compactBeforeRound) {
@@ -200,7 +236,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
       try {
         fit = await input.compactBeforeRound(lastReported, input.signal);
       } catch (error) {
-        if (input.signal.aborted) return outcome('interrupted');
+        if (input.signal.aborted) return interrupted('');
         throw error;
       }
       if (fit === 'overflow') return outcome('context_overflow');
@@ -225,8 +261,19 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
         result = await streamWithRetry(input, await requestOf(), round, () => retries++);
       }
     } catch (error) {
-      if (error instanceof Interrupted || input.signal.aborted) return outcome('interrupted');
+      if (error instanceof Interrupted || input.signal.aborted)
+        return interrupted(error instanceof Interrupted ? error.partialText : '');
       if (error instanceof DurationExceeded) return outcome('duration_limit_reached');
+      if (error instanceof BudgetStop) {
+        if (!error.lastError) return outcome(error.stop);
+        const message = `${error.lastError.message} (not retried: the turn's model call budget is spent)`;
+        input.publish({ type: 'note', text: message });
+        return outcome(error.stop, {
+          message,
+          kind: error.lastError.kind,
+          ...(error.lastError.status !== undefined ? { status: error.lastError.status } : {}),
+        });
+      }
       const provider = isProviderError(error) ? error : undefined;
       const message = provider ? provider.message : (error as Error).message;
       input.publish({ type: 'error', message, ...(provider ? { kind: provider.kind } : {}) });
@@ -242,7 +289,8 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
       lastReported = result.usage.inputTokens + result.usage.outputTokens;
       lastRoundUsage = result.usage;
     }
-    text += result.text;
+    // The turn's text keeps its rounds apart (a paragraph break), as the transcript shows them.
+    text = text === '' || result.text === '' ? text + result.text : `${text}\n\n${result.text}`;
     input.publish({ type: 'round-closed', round, finish: result.finish.raw, ...(result.usage ? { usage: result.usage } : {}) });
 
     // FIN-1..4: the finish-reason gate runs before any tool.
@@ -272,12 +320,15 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
       return outcome('tool_call_limit_reached');
     }
     commitAssistant(input, result, result.calls);
+    // REL-1: the round is on disk before its tools run (a crash there leaves calls that resume closes).
+    await input.checkpoint?.();
     input.budget.toolCalls += result.calls.length;
     input.publish({ type: 'tool-calls', calls: result.calls });
     const calls = result.calls;
     await appendResults(calls, await runBatch(input, calls, () => executor.runBatch(calls, input.signal)));
-    if (input.signal.aborted) return outcome('interrupted');
-    sendFollowUps();
+    if (input.signal.aborted) return interrupted('');
+    await sendFollowUps();
+    await input.checkpoint?.();
   }
 }
 
@@ -322,6 +373,17 @@ function commitAssistant(input: TurnInput, result: RoundResult, calls: readonly 
   input.commit(message);
 }
 
+function commitInterrupted(input: TurnInput, partialText: string): void {
+  const text = partialText.replaceAll(MARKER_PREFIX, '');
+  if (text === '' && input.context.at(-1)?.role !== 'user') return;
+  const message: ChatMessage = {
+    role: 'assistant',
+    content: [{ type: 'text', text: text === '' ? INTERRUPTED_ANSWER_MARK : `${text}\n\n${INTERRUPTED_ANSWER_MARK}` }],
+  };
+  input.context.push(message);
+  input.commit(message);
+}
+
 class DurationExceeded extends Error {}
 
 async function streamWithRetry(
@@ -331,23 +393,29 @@ async function streamWithRetry(
   onRetry: () => void,
 ): Promise<RoundResult> {
   const retries = new RetryCounter(input.retry);
+  let lastError: ProviderError | undefined;
   for (;;) {
+    // Item 6: every request is one model call, retries included; the budget is asked before each.
+    const limit = input.budget.beforeModelCall();
+    if (limit) throw new BudgetStop(limit, lastError);
     input.budget.modelCalls++;
     input.publish({ type: 'round-started', round, attempt: retries.attempts });
+    const live = { text: '' };
     try {
-      return await streamOnce(input, request);
+      return await streamOnce(input, request, live);
     } catch (error) {
-      if (input.signal.aborted) throw new Interrupted();
+      if (input.signal.aborted) throw new Interrupted(live.text);
       if (!isProviderError(error) || !error.retryable) throw error;
       input.publish({ type: 'attempt-discarded', round });
+      lastError = error;
       const attempt = retries.next(error);
       if (attempt === 'give-up') throw error;
       if (attempt === 'now') {
         onRetry();
         continue;
       }
-      const limit = input.budget.beforeModelCall();
-      if (limit === 'model_call_limit_reached') throw error;
+      const spent = input.budget.beforeModelCall();
+      if (spent === 'model_call_limit_reached') throw new BudgetStop(spent, error);
       const delayMs = retryDelayMs(input.retry, attempt, error, input.clock.random);
       const remaining = input.budget.remainingMs();
       if (remaining !== null && delayMs >= remaining) throw new DurationExceeded();
@@ -363,13 +431,13 @@ async function streamWithRetry(
       try {
         await input.clock.sleep(delayMs, input.signal);
       } catch {
-        throw new Interrupted();
+        throw new Interrupted('');
       }
     }
   }
 }
 
-async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }): Promise<RoundResult> {
+async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }, live: { text: string }): Promise<RoundResult> {
   let text = '';
   const reasoning: ReasoningSegment[] = [{ text: '' }];
   const calls: ParsedToolCall[] = [];
@@ -380,6 +448,7 @@ async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }
     switch (event.type) {
       case 'text-delta':
         text += event.text;
+        live.text = text;
         input.publish({ type: 'text-delta', text: event.text });
         break;
       case 'reasoning-delta':

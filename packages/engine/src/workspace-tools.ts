@@ -16,13 +16,17 @@ import {
 } from './approval/index.js';
 import { bashTimeoutMs } from './bash-timeout.js';
 import { childEnvironment } from './child-env.js';
+import { configWarnings } from './config/load.js';
 import { type Containment, createContainment } from './containment.js';
 import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
+import type { ProjectCodeTrust } from './trust.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
+import type { StdioWrapper } from '@crystal/mcp';
+import { type McpHost, startMcpHost } from './mcp/index.js';
 
 export interface WorkspaceToolOptions {
   readonly home: string;
@@ -40,8 +44,20 @@ export interface WorkspaceToolOptions {
   readonly onNote?: (text: string) => void;
   readonly sessionId: () => string;
   readonly imageInput: () => boolean;
+  /**
+   * The operator's explicit yes to project code for this process (`crystal run
+   * --trust-workspace`). Omitted (the interactive surfaces): `"workspaceTrust": false` grants it,
+   * as those surfaces asked the trust question first otherwise (SEC-1, CLI-8).
+   */
+  readonly trustWorkspace?: boolean;
   /** Load `tools.json` sets (default true). */
   readonly externalTools?: boolean;
+  /** Leave starting the MCP servers to `startMcp()` (the terminal starts them after its first frame). */
+  readonly deferMcpStart?: boolean;
+  /** An MCP server's state or lists changed. */
+  readonly onMcpChange?: (server: string) => void;
+  /** The OS sandbox hook: rewrites how a stdio MCP server is started (none yet). */
+  readonly wrapMcpStdio?: StdioWrapper;
   readonly env?: NodeJS.ProcessEnv;
   /** The platform the sandbox is detected for (tests); default `process.platform`. */
   readonly platform?: NodeJS.Platform;
@@ -54,10 +70,16 @@ export interface WorkspaceTools {
   readonly todos: TodoStore;
   readonly mapException: typeof builtinExceptionMapper;
   readonly notes: readonly string[];
+  /** The session's MCP servers (MCP-1..6). */
+  readonly mcp: McpHost;
   /** The OS sandbox bash and exec tools run in (SBX-1..3). */
   readonly containment: Containment;
   mode(): Mode;
   setMode(mode: Mode): void;
+  /** Starts the MCP servers in the background when `deferMcpStart` held them (idempotent). */
+  startMcp(): void;
+  /** Stops the MCP servers. */
+  close(): Promise<void>;
 }
 
 export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Promise<WorkspaceTools> {
@@ -75,8 +97,12 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     // A host off the allow list asks the operator through the approval policy (made below).
     ...(options.askApproval ? { askHost: (host: string, signal: AbortSignal) => policy.askHost(host, signal) } : {}),
   });
+  // SEC-4: the tools open only the final path the policy checked for the call.
+  const checkedPath = (callId: string): string | undefined => policy.checkedPath(callId);
   const builtins = createBuiltinTools({
     workspace: options.workspace,
+    home: options.home,
+    checkedPath,
     bashTimeoutMs: bashTimeoutMs(options.config, options.bashTimeoutSeconds),
     todos,
     env,
@@ -86,11 +112,17 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   });
   let external: Awaited<ReturnType<typeof loadExternalTools>> = { tools: [], notes: [] };
   if (options.externalTools !== false) {
-    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace });
+    const projectCode: ProjectCodeTrust = {
+      home: options.home,
+      workspace: options.workspace,
+      granted: options.trustWorkspace ?? options.config.workspaceTrust === false,
+    };
+    const discovery = await discoverToolSets({ home: options.home, workspace: options.workspace, projectCode });
     external = await loadExternalTools(
       discovery,
       {
         workspace: options.workspace,
+        projectCode,
         sessionId: options.sessionId,
         approvalMode: () => policy.mode,
         imageInput: options.imageInput,
@@ -100,9 +132,24 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       WORK_TOOLS,
     );
   }
+  const mcp = startMcpHost({
+    home: options.home,
+    workspace: options.workspace,
+    config: options.config,
+    imageInput: options.imageInput,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.onNote ? { onNote: options.onNote } : {}),
+    ...(options.onMcpChange ? { onChange: options.onMcpChange } : {}),
+    // SBX-1 / MCP-2: a project's stdio servers are project code and start inside the OS sandbox.
+    ...(options.wrapMcpStdio ? { wrapStdio: options.wrapMcpStdio } : sandboxedProjectServers(containment)),
+    autoStart: options.deferMcpStart !== true,
+  });
+  const externalFacts = externalToolFacts(external.tools);
   // IMG-22..26: view_image for image-capable models, describe_image when imageModel is set.
   const imageTools = createImageTools({
     workspace: options.workspace,
+    home: options.home,
+    checkedPath,
     limits: imageLimitsFrom(options.config.images),
     createImageClient: () => imageModelClient(options.home, options.config, options.env ?? process.env),
     ...(options.config.imageModel?.thinkingEffort ? { imageModelThinking: options.config.imageModel.thinkingEffort } : {}),
@@ -118,7 +165,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onAutoPass ? { onAutoPass: options.onAutoPass } : {}),
     ...(options.onDecided ? { onDecided: options.onDecided } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
-    externalTool: externalToolFacts(external.tools),
+    externalTool: (name) => externalFacts(name) ?? mcp.facts(name),
     sandbox: {
       covers: (tool) => containment.sandboxed && spawns(tool),
       cardLine: (tool) =>
@@ -131,15 +178,36 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       ...catalogFor(mode, builtins),
       ...multimodalToolsFor({ imageInput: options.imageInput(), imageModel: options.config.imageModel, tools: imageTools }),
       ...externalToolsFor(external.tools, mode),
+      // MCP-5: a server that came up since the last round joins now (TURN-1).
+      ...externalToolsFor(mcp.tools(), mode),
     ],
     policy,
     todos,
     mapException: builtinExceptionMapper,
-    notes: containment.note ? [containment.note, ...external.notes] : external.notes,
+    // REL-12: unknown config keys are shown with the start-up notes, once.
+    notes: [...configWarnings(options.config), ...(containment.note ? [containment.note] : []), ...external.notes, ...mcp.notes],
     containment,
+    mcp,
+    startMcp: () => mcp.manager?.start(),
+    close: () => mcp.close(),
     mode: () => mode,
     setMode: (next) => {
       mode = next;
+    },
+  };
+}
+
+/** The stdio hook that starts the project's (`.mcp.json`) servers in the sandbox; Home's run as configured. */
+function sandboxedProjectServers(containment: Containment): { wrapStdio?: StdioWrapper } {
+  if (!containment.sandboxed) return {};
+  return {
+    wrapStdio: (launch, spec) => {
+      if (spec.source !== 'project') return launch;
+      const wrapped = containment.wrap({ argv: [launch.command, ...launch.args], cwd: launch.cwd, env: { ...launch.env } });
+      if (!wrapped) return launch;
+      const env: Record<string, string> = {};
+      for (const [key, value] of Object.entries(wrapped.env)) if (value !== undefined) env[key] = value;
+      return { command: wrapped.file, args: [...wrapped.args], env, cwd: launch.cwd };
     },
   };
 }

@@ -35,13 +35,13 @@ describe('approval classifier', () => {
   const ctx: ClassifyContext = { workspace: ws };
 
   it('APPR-3 classifies read, list, glob, grep and the image tools by where the path really is', () => {
-    expect(classify(call('read', { path: 'src/a.ts' }), ctx)).toEqual({
+    expect(classify(call('read', { path: 'src/a.ts' }), ctx)).toMatchObject({
       risk: 'read',
       authority: 'workspace',
       summary: 'Read workspace file',
     });
-    expect(classify(call('list', {}), ctx)).toEqual({ risk: 'read', authority: 'workspace', summary: 'List workspace' });
-    expect(classify(call('grep', { pattern: 'x', path: '..' }), ctx)).toEqual({
+    expect(classify(call('list', {}), ctx)).toMatchObject({ risk: 'read', authority: 'workspace', summary: 'List workspace' });
+    expect(classify(call('grep', { pattern: 'x', path: '..' }), ctx)).toMatchObject({
       risk: 'read',
       authority: 'outside_workspace',
       summary: 'Grep outside workspace',
@@ -53,7 +53,7 @@ describe('approval classifier', () => {
   });
 
   it('APPR-3 a credential path is Forbidden / Privileged Escalation for reads and writes', () => {
-    expect(classify(call('read', { path: '~/.ssh/id_ed25519' }), ctx)).toEqual({
+    expect(classify(call('read', { path: '~/.ssh/id_ed25519' }), ctx)).toMatchObject({
       risk: 'forbidden',
       authority: 'privileged_escalation',
       summary: 'Read credential path',
@@ -66,12 +66,12 @@ describe('approval classifier', () => {
   });
 
   it('APPR-3 classifies write and edit as Write inside the workspace and Write / Outside Workspace beyond it', () => {
-    expect(classify(call('write', { path: 'src/new.ts', contents: '' }), ctx)).toEqual({
+    expect(classify(call('write', { path: 'src/new.ts', contents: '' }), ctx)).toMatchObject({
       risk: 'write',
       authority: 'workspace',
       summary: 'Write workspace file',
     });
-    expect(classify(call('edit', { path: '../outside.txt' }), ctx)).toEqual({
+    expect(classify(call('edit', { path: '../outside.txt' }), ctx)).toMatchObject({
       risk: 'write',
       authority: 'outside_workspace',
       summary: 'Edit outside workspace',
@@ -80,9 +80,9 @@ describe('approval classifier', () => {
 
   it('APPR-3 read-only tools are Read / Workspace, unknown tools Privileged', () => {
     for (const name of ['todowrite', 'todoread', 'question', 'skill']) {
-      expect(classify(call(name, {}), ctx)).toEqual({ risk: 'read', authority: 'workspace', summary: 'Read-only tool' });
+      expect(classify(call(name, {}), ctx)).toMatchObject({ risk: 'read', authority: 'workspace', summary: 'Read-only tool' });
     }
-    expect(classify(call('mystery', {}), ctx)).toEqual({
+    expect(classify(call('mystery', {}), ctx)).toMatchObject({
       risk: 'privileged',
       authority: 'privileged_escalation',
       summary: 'Unknown tool',
@@ -161,7 +161,13 @@ describe('approval classifier', () => {
       ['nc -l 8080', 'write', 'Network shell command'],
       ['nmap localhost', 'write', 'Network shell command'],
       ['npm test', 'write', 'Workspace shell command'],
-      ['rm -rf ./build /tmp/crystal-out', 'write', 'Workspace shell command'],
+      ['rm -rf ./build', 'write', 'Workspace shell command'],
+      // SEC-10: a delete outside the workspace asks, however harmless the list would find it.
+      [
+        'rm -rf ./build /tmp/crystal-out',
+        'write',
+        'Shell command outside the workspace: rm outside the workspace (/tmp/crystal-out)',
+      ],
       ['git push origin feature-f', 'write', 'Workspace shell command'],
       ['git add . && chmod 644 x', 'write', 'Workspace shell command'],
       ['visudo -c', 'write', 'Workspace shell command'],

@@ -3,7 +3,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bashTimeoutMs, ConfigError, execToolTimeoutMs, parseConfigText, runInProcessGroup } from '../src/index.js';
+import {
+  assembleWorkspaceTools,
+  bashTimeoutMs,
+  type Config,
+  ConfigError,
+  parseConfigText,
+  runInProcessGroup,
+} from '../src/index.js';
 
 const cwd = mkdtempSync(join(tmpdir(), 'crystal-bash-'));
 const never = new AbortController().signal;
@@ -42,10 +49,37 @@ describe('bash timer', () => {
     }
   });
 
-  it('BASH-1 the timer stops a command that runs too long', async () => {
-    const result = await runInProcessGroup('sleep 20', { cwd, timeoutMs: 200, signal: never });
-    expect(result.timedOut).toBe(true);
-    expect(result.exitCode).not.toBe(0);
+  /** Runs `command` through the bash tool exactly as a session assembles it (config + flag). */
+  async function runBash(config: Config, flag: number | null | undefined, command: string): Promise<string> {
+    const tools = await assembleWorkspaceTools({
+      home: cwd,
+      workspace: cwd,
+      config,
+      mode: 'work',
+      bashTimeoutSeconds: flag,
+      externalTools: false,
+      sessionId: () => 'test',
+      imageInput: () => false,
+    });
+    const bash = tools.tools().find((t) => t.name === 'bash');
+    if (!bash) throw new Error('no bash tool');
+    try {
+      return String(await bash.execute({ command }, { signal: never, callId: 'c1' }));
+    } catch (error) {
+      return `failed: ${(error as Error).message}`;
+    }
+  }
+
+  it('BASH-1 bashTimeoutSeconds in config.json reaches the running bash tool and stops a command that runs too long', async () => {
+    const out = await runBash({ bashTimeoutSeconds: 1 }, undefined, 'sleep 5');
+    expect(out).toMatch(/^failed: The command timed out after 1 seconds?\./);
+  });
+
+  it('BASH-1 the --bash-timeout flag replaces the configured timer for the running bash tool', async () => {
+    const out = await runBash({ bashTimeoutSeconds: 600 }, 1, 'sleep 5');
+    expect(out).toMatch(/^failed: The command timed out after 1 seconds?\./);
+    // Unlimited by flag: a short command is not cut, whatever the config says.
+    expect(await runBash({ bashTimeoutSeconds: 1 }, null, 'sleep 1.5; echo done')).toBe('exit 0\ndone\n');
   });
 
   it('BASH-2 a user cancel stops the whole process group, children that ignore SIGTERM included', async () => {
@@ -59,12 +93,6 @@ describe('bash timer', () => {
     const result = await running;
     expect(result.cancelled).toBe(true);
     expect(await waitGone(marker)).toEqual([]);
-  });
-
-  it('BASH-3 external tool sets keep their own timer, 120 s by default, whatever bashTimeoutSeconds says', () => {
-    expect(execToolTimeoutMs(undefined)).toBe(120_000);
-    expect(execToolTimeoutMs(7)).toBe(7000);
-    expect(bashTimeoutMs({ bashTimeoutSeconds: 5 })).toBe(5000);
   });
 
   it('caps the output and states the cap in the result', async () => {

@@ -124,4 +124,40 @@ describe('executionBudget', () => {
     expect(h.session.imageInput).toBe(true);
     expect((await h.session.send('image-capable turn')).stopReason).toBe('model_call_limit_reached');
   });
+
+  // The rule (issue 14 item 6): every HTTP request to the model is one model call, retries
+  // included; the budget is asked before each request, and when it is spent the turn stops
+  // with model_call_limit_reached, also when the failure before it would have been retried.
+  it('BUDGET-7 RETRY-1 maximumModelCalls 2 with two 503s stops with model_call_limit_reached, not failed; retries count', async () => {
+    h = await openSession(
+      [{ error: { status: 503, message: 'overloaded' } }, { error: { status: 503, message: 'overloaded' } }, { text: 'never' }],
+      { config: { executionBudget: { maximumModelCalls: 2 } } },
+    );
+    const result = await h.session.send('go');
+    expect(result.stopReason).toBe('model_call_limit_reached');
+    expect(result.modelCalls).toBe(2);
+    expect(result.retries).toBe(1);
+    expect(result.error?.message).toContain('overloaded');
+    expect(result.error?.status).toBe(503);
+    expect(h.fake.requests).toHaveLength(2);
+    expect(h.events.filter((e) => e.type === 'retry-scheduled')).toHaveLength(1);
+  });
+
+  it('BUDGET-7 RETRY-1 a retry that succeeds within the budget counts as a model call', async () => {
+    h = await openSession([{ error: { status: 503, message: 'overloaded' } }, { text: 'made it' }], {
+      config: { executionBudget: { maximumModelCalls: 2 } },
+    });
+    const result = await h.session.send('go');
+    expect(result).toMatchObject({ stopReason: 'completed', text: 'made it', modelCalls: 2, retries: 1 });
+  });
+
+  it('BUDGET-7 RETRY-7 the immediate retry of a closed connection is also a model call the budget refuses', async () => {
+    h = await openSession([{ hangUpOnRequest: true }, { text: 'never' }], {
+      config: { executionBudget: { maximumModelCalls: 1 } },
+    });
+    const result = await h.session.send('go');
+    expect(result.stopReason).toBe('model_call_limit_reached');
+    expect(result.error?.kind).toBe('body_write_closed');
+    expect(h.fake.requests).toHaveLength(1);
+  });
 });

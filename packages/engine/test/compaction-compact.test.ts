@@ -229,12 +229,25 @@ describe('compact() against the fake provider', () => {
     expect(fake?.requests).toHaveLength(2);
   });
 
-  it('gives up on the summary without a request when the prompt would not fit the window (size guard)', async () => {
+  it('REL-9 an item larger than the window is shortened to head and tail so the summary prompt fits (size guard)', async () => {
     const client = await clientFor([{ text: SUMMARY }]);
     // Window 3,000 with maxTokens 1,000: limit 2,000; the prompt must stay within 3,000 - 1,000 tokens.
     const context = [liveSystem(), user(ofTokens(3000)), assistant('ok'), user('next'), assistant('ok again')];
 
     const out = await compact(inputFor(client, context, { contextWindow: 3000, maxTokens: 1000 }));
+
+    expect(out).toMatchObject({ outcome: 'applied', summary: SUMMARY });
+    expect(fake?.requests).toHaveLength(1);
+    expect(sentConversation()).toMatch(/characters left out/);
+    expect(fake?.requests[0]?.rawBody.length).toBeLessThan(2000 * 4);
+  });
+
+  it('gives up on the summary without a request when even the shortened prompt would not fit (size guard)', async () => {
+    const client = await clientFor([{ text: SUMMARY }]);
+    // Window 1,100 with maxTokens 1,000: 100 tokens of room, less than the summary instructions alone.
+    const context = [liveSystem(), user(ofTokens(3000)), assistant('ok'), user('next'), assistant('ok again')];
+
+    const out = await compact(inputFor(client, context, { contextWindow: 1100, maxTokens: 1000 }));
 
     expect(out).toMatchObject({ outcome: 'exhausted', skipped: 'prompt_too_large' });
     expect(out.context).toEqual(context);

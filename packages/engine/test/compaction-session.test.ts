@@ -75,7 +75,12 @@ describe('compaction inside the session', () => {
 
   it('COMPACT-2 one failed compaction still over budget stops the turn with context_overflow', async () => {
     const { controller, fake, events } = await open([{ text: 'never' }], [], 3000);
-    await send(controller, `a huge message ${'word '.repeat(3000)}`);
+    // REL-9 refuses a message that cannot fit at all; its note names the system prompt's share,
+    // so this one fits the window (3,000 - 500 for the reply) but not the compaction limit (2,400).
+    await send(controller, 'x'.repeat(20_000));
+    const refusal = events.find((e) => e.type === 'error') as { message: string };
+    const system = Number(/([\d,]+) for the system prompt/.exec(refusal.message)?.[1]?.replace(/,/g, ''));
+    await send(controller, 'w'.repeat((2500 - system - 10) * 4));
     expect(fake.requests).toHaveLength(0);
     expect(events.find((e) => e.type === 'turn-finished')).toMatchObject({ result: { stopReason: 'context_overflow' } });
   });
@@ -149,6 +154,30 @@ describe('compaction inside the session', () => {
     await controller.whenIdle();
   });
 
+  it('QUEUE-4 empty Enter with a queued follow-up interrupts a running compaction, and the follow-up goes at once', async () => {
+    const { controller, events, fake } = await open([
+      { text: 'a1' },
+      { text: 'a2' },
+      { textTokens: 2000, delayMs: 10 },
+      { text: 'answer to the follow-up' },
+    ]);
+    await send(controller, 'q1');
+    await send(controller, 'q2');
+    controller.submit('/compact');
+    for (let i = 0; i < 200 && controller.activity !== 'compacting'; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(controller.activity).toBe('compacting');
+    // The summary request is streaming when Enter comes.
+    for (let i = 0; i < 200 && fake.requests.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(isSummaryRequest(fake.requests[2]?.body)).toBe(true);
+    controller.submit('the follow-up');
+    expect(controller.queue.map((q) => q.text)).toEqual(['the follow-up']);
+    controller.submit('');
+    await controller.whenIdle();
+    expect(events.some((e) => e.type === 'compaction-finished' && e.outcome === 'interrupted')).toBe(true);
+    expect(fake.requests).toHaveLength(4);
+    expect(userContents(fake.requests[3]?.body).at(-1)).toBe('the follow-up');
+  });
+
   it('QUEUE-11 /quit cancels compaction and exits', async () => {
     const { controller, events } = await open([{ text: 'a1' }, { text: 'a2' }, { textTokens: 2000, delayMs: 10 }]);
     await send(controller, 'q1');
@@ -206,10 +235,20 @@ describe('two transcripts', () => {
           ],
         },
         { text: 'ok' },
+        { text: 'a2' },
+        { text: SUMMARY },
       ],
       [echoTool],
     );
     await send(controller, 'go');
+    await send(controller, 'q2');
+    // Compaction summarises the tool turn away from the model context; the archive keeps it.
+    await send(controller, '/compact');
+    const calls = (messages: readonly { content: readonly { type: string }[] }[]) =>
+      messages.flatMap((m) => m.content).filter((p) => p.type === 'tool-call').length;
+    expect(calls(controller.session.history())).toBe(2);
+    expect(controller.session.snapshot().contextMessages).toBeLessThan(controller.session.snapshot().archiveMessages);
+    expect(JSON.stringify(fake?.requests.at(-1)?.body)).toContain('<conversation>');
     await send(controller, '/stats');
     expect(events.filter((e) => e.type === 'command-output').at(-1)).toMatchObject({
       output: { text: expect.stringMatching(/echo\s+2 calls\s+100% of tool calls/) },

@@ -71,6 +71,24 @@ describe('configuration', () => {
     expect(error.message).toContain('"responses", "openai", "deepseek", "anthropic", "gemini", "ollama"');
   });
 
+  it('SEC-9 CONF-5 a baseUri that is not http or https is refused, naming the key and the fix', () => {
+    for (const baseUri of ['file:///etc/passwd', 'ftp://h/v1/', 'javascript:alert(1)', 'data:text/plain,x', 'ws://h/']) {
+      const error = configError(
+        JSON.stringify({ providers: { x: { protocol: 'openai', baseUri, models: { m: { contextWindow: 1 } } } } }, null, 2),
+      );
+      expect(error.keyPath, baseUri).toBe('providers.x.baseUri');
+      expect(error.line, baseUri).toBe(5);
+      expect(error.message, baseUri).toContain('http:// or https://');
+      expect(error.message, baseUri).toContain('fix the baseUri');
+    }
+    for (const baseUri of ['http://127.0.0.1:1/v1/', 'https://api.example.com/', 'HTTPS://API.EXAMPLE.COM/']) {
+      const dir = home(
+        JSON.stringify({ providers: { x: { protocol: 'openai', baseUri, models: { m: { contextWindow: 1 } } } } }),
+      );
+      expect(() => loadConfig(dir), baseUri).not.toThrow();
+    }
+  });
+
   it('CONF-5 an out-of-range value is refused with its key path', () => {
     const error = configError('{"executionBudget": {"maximumDurationSeconds": 9999999}}');
     expect(error.keyPath).toBe('executionBudget.maximumDurationSeconds');

@@ -207,7 +207,6 @@ describe('follow-up queue and commands', () => {
     await controller.whenIdle();
     const source = controller.session.id;
     const before = SessionFiles.load(home, source).state.archive.length;
-    console.log('DBG', before, controller.session.history().length, JSON.stringify(controller.session.history()));
     controller.submit('/fork');
     await controller.whenIdle();
     expect(controller.session.id).not.toBe(source);
@@ -254,5 +253,26 @@ describe('preference and export commands', () => {
     const outputs = events.filter((e) => e.type === 'command-output') as Array<{ output: { kind: string; text: string } }>;
     expect(outputs[0]?.output.text).toMatch(/fake \(openai\)\n {2}\* fake-model/);
     expect(outputs[1]?.output).toMatchObject({ kind: 'error', text: expect.stringContaining("Unknown model 'nowhere-model'") });
+  });
+
+  it('CORE-3 TUI-5 /model switches the client: the next request goes to the new model', async () => {
+    fake = await FakeProvider.start({
+      replies: [{ text: 'from the first' }, { text: 'from the second' }],
+      whenExhausted: 'error',
+    });
+    const config = fakeConfig(fake.baseUri) as Config;
+    const fakeProvider = config.providers?.fake;
+    if (fakeProvider) Object.assign(fakeProvider.models, { 'second-model': { contextWindow: 64000, maxTokens: 2048 } });
+    const home = mkdtempSync(join(tmpdir(), 'crystal-ctl-'));
+    controller = await SessionController.open({ home, workspace: home, config, env: {} });
+    controller.submit('one');
+    await controller.whenIdle();
+    controller.submit('/model second-model');
+    await controller.whenIdle();
+    controller.submit('two');
+    await controller.whenIdle();
+    const models = fake.requests.map((r) => (r.body as { model: string }).model);
+    expect(models).toEqual(['fake-model', 'second-model']);
+    expect(controller.session.model).toBe('second-model');
   });
 });

@@ -41,6 +41,7 @@ const context = (ws: string): ExternalToolContext => ({
   sessionId: () => 's1',
   approvalMode: () => 'default',
   imageInput: false,
+  projectCode: { home: ws, workspace: ws, granted: true },
 });
 
 describe('external tool discovery', () => {

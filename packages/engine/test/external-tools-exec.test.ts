@@ -84,6 +84,7 @@ function context(f: Fixture, extra: Partial<ExternalToolContext> = {}): External
     imageInput: true,
     env: { ...process.env, CRYSTAL_HOME: '/should/not/pass' },
     killGraceMs: 200,
+    projectCode: { home: f.home, workspace: f.ws, granted: true },
     ...extra,
   };
 }

@@ -71,7 +71,13 @@ export default [
 `;
 
 function context(ws: string, imageInput: boolean): ExternalToolContext {
-  return { workspace: ws, sessionId: () => 'session-9', approvalMode: () => 'default', imageInput };
+  return {
+    workspace: ws,
+    sessionId: () => 'session-9',
+    approvalMode: () => 'default',
+    imageInput,
+    projectCode: { home: join(ws, '..', 'home'), workspace: ws, granted: true },
+  };
 }
 
 async function load(home: string, ws: string, imageInput = true) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { FakeProvider, fakeConfig } from '@crystal/testkit';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Config, SessionController, SessionFiles, taggedMarker } from '../src/index.js';
+import { type Config, imageMarker, SessionController, SessionFiles } from '../src/index.js';
 
 let fake: FakeProvider | undefined;
 let controller: SessionController | undefined;
@@ -32,7 +32,7 @@ describe('images in the session', () => {
     const attached = await controller.attachments.attach(png, { name: 'box.png' });
     // An attached image that is never sent is not persisted (IMG-7, IMG-12).
     const unsent = await controller.attachments.attach(png, { name: 'unsent.png' });
-    controller.submit(`what is this? ${taggedMarker(attached.number)}`);
+    controller.submit(`what is this? ${imageMarker(attached.number)}`, [{ start: 14, number: attached.number }]);
     await controller.whenIdle();
     controller.submit('and then?');
     await controller.whenIdle();

@@ -150,6 +150,36 @@ describe('side questions (/btw)', () => {
     expect(controller.sideExchanges.at(-1)?.answer).toBe('the side answer');
   });
 
+  it('BTW-1 the side thread keeps the latest 20 exchanges, and a side question sends only those', async () => {
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const replies: FakeReply[] = Array.from({ length: 22 }, (_, i) => ({ text: `answer-${pad(i + 1)}` }));
+    const { controller, fake } = await open(replies);
+    for (let i = 1; i <= 22; i++) {
+      controller.submit(`/btw question-${pad(i)}`);
+      await controller.whenIdle();
+    }
+    expect(controller.sideExchanges).toHaveLength(20);
+    expect(controller.sideExchanges[0]?.question).toBe('question-03');
+    // The 22nd question carries exchanges 2..21: the latest 20 before it.
+    const last = JSON.stringify(bodyOf(fake, 21).messages);
+    expect(last).not.toContain('answer-01');
+    for (let i = 2; i <= 21; i++) expect(last).toContain(`answer-${pad(i)}`);
+  });
+
+  it('BTW-3 when even the compacted copy does not fit, the side question fails with a clear message and nothing is sent', async () => {
+    const { controller, fake, events } = await open([{ text: 'a1' }, { text: 'never asked' }], 20000);
+    controller.submit('q1');
+    await controller.whenIdle();
+    // A question of about 24,000 estimated tokens cannot fit a 16,000-token limit, compacted or not.
+    controller.submit(`/btw ${'filler '.repeat(14000)}`);
+    await controller.whenIdle();
+    const failed = events.find((e) => e.type === 'side-failed') as { message: string } | undefined;
+    expect(failed?.message).toBe('The side question does not fit the model window, even with the conversation compacted.');
+    expect(events.some((e) => e.type === 'side-finished')).toBe(false);
+    expect(fake.requests.filter((r) => JSON.stringify(r.body).includes('filler filler'))).toHaveLength(0);
+    expect(controller.sideExchanges).toEqual([]);
+  });
+
   it('BTW-11 /clear drops the side thread', async () => {
     const { controller, events } = await open([{ text: 'side answer' }]);
     controller.submit('/btw hi');

@@ -60,7 +60,7 @@ describe('read', () => {
     expect((await call(host, 'read', { path: 'nope.txt' })).text).toBe('File not found: nope.txt.');
     execFileSync('mkfifo', [join(ws, 'pipe')]);
     expect(await call(host, 'read', { path: 'pipe' })).toEqual({
-      text: 'pipe is not a regular file and will not be read.',
+      text: 'pipe is not a regular file (a FIFO) and will not be read.',
       isError: true,
     });
     expect((await call(host, 'read', { path: '/proc/self/status' })).text).toMatch(/^ {5}1\|Name:/);

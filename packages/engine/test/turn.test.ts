@@ -137,9 +137,15 @@ describe('the turn loop against the fake provider', () => {
   });
 
   it('FAIL-1 a failure that survives the retries stops failed and the user message is saved', async () => {
-    h = await openSession([{ error: { status: 401, message: 'bad key' } }]);
+    // Six 503s: the first attempt and the five default retries all fail (RETRY-2), so the
+    // failure survives the retries; the manual clock makes the backoff waits instant.
+    h = await openSession(Array.from({ length: 6 }, () => ({ error: { status: 503, message: 'overloaded' } })));
     const result = await h.session.send('please remember me');
     expect(result.stopReason).toBe('failed');
+    expect(result.retries).toBe(5);
+    expect(h.fake.requests).toHaveLength(6);
+    expect(result.error).toMatchObject({ status: 503, message: expect.stringContaining('overloaded') });
+    expect(h.events.filter((e) => e.type === 'error')).toHaveLength(1);
     const saved = SessionFiles.load(h.home, h.session.id).state;
     expect(saved.archive[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'please remember me' }] });
     expect(readFileSync(sessionPath(h.home, h.session.id), 'utf8')).toContain('please remember me');

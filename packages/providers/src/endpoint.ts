@@ -42,6 +42,8 @@ export interface ClientOptions {
   readonly idleTimeoutMs?: number | undefined;
   /** REL-8: the largest stream frame buffered (default MAX_FRAME_BYTES). */
   readonly maxFrameBytes?: number | undefined;
+  /** Debug notes of the wire (an inferred finish, …); nothing is written when absent. */
+  readonly debug?: ((text: string) => void) | undefined;
 }
 
 /** REL-5 defaults: the peers' 300 s stream watchdog; a connection that takes 30 s is not coming. */

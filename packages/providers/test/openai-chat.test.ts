@@ -1,6 +1,6 @@
 import type { ChatEvent, StreamingChatClient } from '@crystal/core';
 import { ProviderError, userMessage } from '@crystal/core';
-import { FakeProvider, type FakeReply } from '@crystal/testkit';
+import { FakeProvider, type FakeReply, serveRecorded } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChatClient } from '../src/index.js';
 
@@ -202,5 +202,66 @@ describe('openai-chat adapter against the fake server', () => {
     };
     await expect(run()).rejects.toMatchObject({ name: 'AbortError' });
     expect(seen).toBe(3);
+  });
+});
+
+/** A Chat Completions body from these chunks, framed as the wire frames it. */
+function sseBody(chunks: readonly unknown[], done = true): Buffer {
+  const lines = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`);
+  return Buffer.from(`${lines.join('')}${done ? 'data: [DONE]\n\n' : ''}`);
+}
+
+async function replayBody(body: Buffer): Promise<{ events: ChatEvent[]; notes: string[] }> {
+  const server = await serveRecorded(body, 'text/event-stream');
+  const notes: string[] = [];
+  try {
+    const c = await createChatClient(
+      { name: 'gw', protocol: 'openai', baseUri: server.baseUri, apiKey: 'k' },
+      { id: 'm' },
+      { debug: (text) => notes.push(text) },
+    );
+    return { events: await collect(c), notes };
+  } finally {
+    await server.close();
+  }
+}
+
+const call = (fn: Record<string, string>, id = 'c1') => ({
+  choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id, function: fn }] } }],
+});
+
+describe('openai-chat decoding of what gateways really send (issue 14 items 8-9)', () => {
+  it('WIRE-1 a tool name repeated in a later delta is set, not appended', async () => {
+    const { events } = await replayBody(
+      sseBody([
+        call({ name: 'llm_version', arguments: '' }),
+        call({ name: 'llm_version', arguments: '{}' }),
+        { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+      ]),
+    );
+    expect(events.filter((e) => e.type === 'tool-call')).toEqual([
+      { type: 'tool-call', id: 'c1', name: 'llm_version', arguments: '{}', input: {} },
+    ]);
+  });
+
+  it('RETRY-1 a stream ended by [DONE] without finish_reason is complete: tool_calls inferred from streamed calls, with a debug note', async () => {
+    const { events, notes } = await replayBody(sseBody([call({ name: 'lookup', arguments: '{"q":1}' })]));
+    expect(events.filter((e) => e.type === 'tool-call').map((e) => e.type === 'tool-call' && e.name)).toEqual(['lookup']);
+    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'tool_calls', raw: 'tool_calls' });
+    expect(notes).toEqual([expect.stringContaining("no finish_reason; inferred 'tool_calls'")]);
+  });
+
+  it('RETRY-1 a text stream ended by [DONE] without finish_reason is a stop; without [DONE] it stays incomplete', async () => {
+    const text = [{ choices: [{ index: 0, delta: { content: 'hello' } }] }];
+    const { events, notes } = await replayBody(sseBody(text));
+    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop', raw: 'stop' });
+    expect(notes).toHaveLength(1);
+    const server = await serveRecorded(sseBody(text, false), 'text/event-stream');
+    try {
+      const c = await createChatClient({ name: 'gw', protocol: 'openai', baseUri: server.baseUri, apiKey: 'k' }, { id: 'm' });
+      expect((await failure(c)).kind).toBe('incomplete_stream');
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ export * from './wire.js';
 export * from './fake-provider.js';
 export * from './wires/index.js';
 export * from './harness.js';
+export * from './recorded-server.js';
 export * from './models-endpoint.js';
 export * from './proxy.js';
 export * from './tls.js';

@@ -109,6 +109,15 @@ export class ImageTray {
     this.render();
   }
 
+  /** Removes the entries of these files (a sent batch), keeping images added since. */
+  removeFiles(files: readonly File[]): void {
+    const sent = new Set(files);
+    for (const entry of this.entries) if (sent.has(entry.file)) URL.revokeObjectURL(entry.url);
+    this.entries = this.entries.filter((e) => !sent.has(e.file));
+    this.showAlerts([]);
+    this.render();
+  }
+
   clear(): void {
     for (const entry of this.entries) URL.revokeObjectURL(entry.url);
     this.entries = [];

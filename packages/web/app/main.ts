@@ -9,11 +9,12 @@ import type { Activity, ApprovalPrompt, PageEvent, PageState, QueueItem, Questio
 let state: PageState | undefined;
 let activity: Activity = 'idle';
 let sending = false;
+/** Enter was pressed while a send was in flight: send what the box holds once it is done. */
+let sendAgain = false;
 
 const text = byId<HTMLTextAreaElement>('text');
 const composer = byId<HTMLFormElement>('composer');
 const picker = byId<HTMLInputElement>('picker');
-const sendButton = byId<HTMLButtonElement>('send');
 const cancelButton = byId<HTMLButtonElement>('cancel');
 const alerts = byId<HTMLElement>('alerts');
 
@@ -106,22 +107,31 @@ async function answer(input: Input): Promise<void> {
   }
 }
 
+/**
+ * Typed text is never lost (issue 14 item 7): the box and the tray keep everything while a send
+ * is in flight; a success removes only what was sent (text typed meanwhile stays), and Enter
+ * pressed meanwhile sends the rest as soon as the send in flight is done.
+ */
 async function submit(): Promise<void> {
-  if (sending || !state) return;
+  if (!state) return;
+  if (sending) {
+    sendAgain = true;
+    return;
+  }
   const files = tray.files;
   const message = text.value;
   if (message.trim() === '' && files.length === 0 && state.queue.length === 0) return;
   sending = true;
-  sendButton.disabled = true;
   try {
     const result = await send(scope(), { kind: 'message', text: message }, files);
     result.images.forEach((number, index) => {
       const file = files[index];
       if (file) transcript.names.set(number, file.name);
     });
-    text.value = '';
-    tray.clear();
+    text.value = unsentRest(text.value, message);
+    tray.removeFiles(files);
   } catch (error) {
+    sendAgain = false;
     if (error instanceof HostRefusal) {
       tray.markRefused(error.refusal.position, error.refusal.error);
       if (error.status === 409 && error.refusal.scope !== undefined) void getState().then(applyState, showError);
@@ -130,8 +140,19 @@ async function submit(): Promise<void> {
     }
   } finally {
     sending = false;
-    sendButton.disabled = false;
   }
+  if (sendAgain) {
+    sendAgain = false;
+    if (text.value.trim() !== '' || tray.size > 0) await submit();
+  }
+}
+
+/** What the box holds beyond the message that was sent: text typed while the send was in flight. */
+function unsentRest(now: string, sent: string): string {
+  if (now === sent) return '';
+  if (now.startsWith(sent)) return now.slice(sent.length).replace(/^\s+/, '');
+  // The sent part was edited meanwhile: keep the whole box rather than guess.
+  return now;
 }
 
 composer.addEventListener('submit', (event) => {

@@ -17,8 +17,9 @@ import {
   type QueueItem,
   type QuestionPrompt,
   type SessionController,
+  imageMarker,
   isCommand,
-  taggedMarker,
+  type MarkerSpan,
 } from '@crystal/engine';
 import { type HistoryItem, historyView, type ImageRef, imageRefs } from './history-view.js';
 import { type ConversationInput, displayName, type ImageEntry, type InputRegistry, inputRegistry } from './input-registry.js';
@@ -200,8 +201,8 @@ export class Conversation implements ConversationFace {
   }
 
   private async sendMessage(scope: string, typed: string, images: readonly ImageEntry[], payload: Buffer): Promise<SendResult> {
-    // Only the host writes the marker prefix; typed look-alikes stay plain text (IMG-3).
-    const text = typed.replace(/\u2063/g, '');
+    // Typed look-alikes stay plain text (IMG-3): the controller tags only the spans given to it.
+    const text = typed;
     const total = images.reduce((sum, image) => sum + image.size, 0);
     if (total !== payload.length) {
       throw new ConversationError(400, `The manifest lists ${total} image bytes but the body carries ${payload.length}.`);
@@ -211,7 +212,7 @@ export class Conversation implements ConversationFace {
     }
     const busy = this.controller.activity !== 'idle';
     if (images.length === 0) {
-      this.controller.submit(text);
+      this.controller.submit(text, []);
       return { images: [], queued: busy && text.trim() !== '' };
     }
     const session = this.controller.session;
@@ -244,8 +245,15 @@ export class Conversation implements ConversationFace {
       throw error;
     }
     this.checkScope(scope);
-    const markers = attached.map((a) => taggedMarker(a.number)).join(' ');
-    this.controller.submit(text.trim() === '' ? markers : `${markers} ${text}`);
+    // IMG-4: the markers the host put in front are the attached spans; the controller tags them.
+    const spans: MarkerSpan[] = [];
+    let markers = '';
+    for (const a of attached) {
+      if (markers !== '') markers += ' ';
+      spans.push({ start: markers.length, number: a.number });
+      markers += imageMarker(a.number);
+    }
+    this.controller.submit(text.trim() === '' ? markers : `${markers} ${text}`, spans);
     return { images: attached.map((a) => a.number), queued: busy };
   }
 

@@ -271,6 +271,68 @@ describe('crystal web in Chromium', () => {
     expect(await queue.isHidden()).toBe(true);
   });
 
+  it('WEBX-1: text typed while an image send is in flight is never lost: Enter sends it next, and unsent text stays in the box', async () => {
+    const { page, fake } = await setup({ replies: [{ text: 'saw the image' }, { text: 'got the rest' }] });
+    // Hold the image send in flight until the test has typed (a slow link or a large image).
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived = (): void => {};
+    const inFlight = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let sends = 0;
+    await page.route('**/api/send', async (route) => {
+      sends++;
+      if (sends === 1) {
+        arrived();
+        await held;
+      }
+      await route.continue();
+    });
+    await page.locator('#picker').setInputFiles(await files([['a.png', 40]]));
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('Look at this.');
+    await box.press('Enter');
+    await inFlight;
+    // While the send runs: more text and Enter.
+    await box.press('End');
+    await box.pressSequentially(' Then this.');
+    await box.press('Enter');
+    release();
+    await expect.poll(() => fake.requests.length).toBe(2);
+    expect(fake.requests[0]?.rawBody).toContain('Look at this.');
+    expect(fake.requests[1]?.rawBody).toContain('Then this.');
+    expect(fake.requests[1]?.rawBody).not.toContain('Look at this. Then this.');
+    await expect.poll(() => box.inputValue()).toBe('');
+
+    // Typed during a send without Enter: it stays in the box after the send.
+    let releaseSecond = (): void => {};
+    const heldSecond = new Promise<void>((resolve) => {
+      releaseSecond = resolve;
+    });
+    let arrivedSecond = (): void => {};
+    const inFlightSecond = new Promise<void>((resolve) => {
+      arrivedSecond = resolve;
+    });
+    await page.unroute('**/api/send');
+    await page.route('**/api/send', async (route) => {
+      arrivedSecond();
+      await heldSecond;
+      await route.continue();
+    });
+    await page.locator('#picker').setInputFiles(await files([['b.png', 50]]));
+    await box.fill('Another one.');
+    await box.press('Enter');
+    await inFlightSecond;
+    await box.press('End');
+    await box.pressSequentially(' Still typing');
+    releaseSecond();
+    await expect.poll(() => box.inputValue()).toBe('Still typing');
+    await expect.poll(() => page.getByRole('list', { name: 'Images to send' }).isHidden()).toBe(true);
+  });
+
   it('WEBX-3 WEBX-4: in the browser, the page needs the token and another local site cannot drive the host', async () => {
     const { page, web, fake } = await setup({ replies: [{ text: 'should not happen' }] });
     const scope = (await page.locator('#session').getAttribute('data-scope')) as string;

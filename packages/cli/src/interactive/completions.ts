@@ -23,3 +23,26 @@ export function pickerCommands(home: string, workspace: () => string): PickerCom
     complete: spec.complete ?? fixed[spec.name],
   }));
 }
+
+interface PromptLike {
+  readonly command: string;
+  readonly description: string;
+  readonly arguments: readonly { readonly name: string; readonly required?: boolean }[];
+}
+
+/**
+ * MCP-6: keeps the picker's `/mcp__server__prompt` entries in step with the running servers.
+ * `commands` is the list the picker reads, updated in place when a server's prompts change.
+ */
+export function syncMcpPrompts(commands: PickerCommand[], prompts: readonly PromptLike[]): void {
+  for (let i = commands.length - 1; i >= 0; i--) if (commands[i]?.name.startsWith('mcp__')) commands.splice(i, 1);
+  for (const prompt of prompts) {
+    const args = prompt.arguments.map((a) => (a.required ? ` <${a.name}>` : ` [${a.name}]`)).join('');
+    commands.push({
+      name: prompt.command.toLowerCase(),
+      aliases: [],
+      usage: `/${prompt.command}${args}`,
+      summary: prompt.description,
+    });
+  }
+}

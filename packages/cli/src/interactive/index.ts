@@ -43,7 +43,10 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
     stdin: deps.stdin ?? process.stdin,
     stdout: deps.stdout ?? process.stdout,
   });
+  const terminal = Boolean((deps.stdout ?? process.stdout).isTTY && (deps.stdin ?? process.stdin).isTTY);
   const controller = await SessionController.open({
+    // MCP-5: the terminal starts MCP servers after its first frame.
+    deferMcpStart: terminal,
     home,
     workspace,
     config,
@@ -56,6 +59,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
     bashTimeoutSeconds: options.bashTimeoutSeconds,
     resume: options.resume,
     continueLatest: options.continue,
+    surface: 'terminal',
   });
   const resuming = options.resume !== undefined || options.continue;
   if (resuming && controller.session.history().length === 0) {
@@ -86,6 +90,13 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
         })
       : await runPlain({ controller, stdin, stdout });
   const saved = controller.session.history().length > 0;
+  // REL-3: "saved" only when the last save really landed; otherwise the path, the reason and exit 1.
+  const failed = controller.session.saveError;
+  controller.session.release();
+  if (saved && failed) {
+    process.stderr.write(`crystal: session ${sessionId} was NOT saved to ${failed.path}: ${failed.message}\n`);
+    return 1;
+  }
   process.stdout.write(
     saved
       ? `Session ${sessionId} saved. Continue it with: crystal --resume ${sessionId}\n`

@@ -1,5 +1,5 @@
 /** The terminal's intents, carried out on the session controller. */
-import { isCommand, type SessionController, shellEscapeCommand, tagAttachedSpans, taggedMarker } from '@crystal/engine';
+import { isCommand, type SessionController, shellEscapeCommand, tagAttachedSpans } from '@crystal/engine';
 import type { Intents } from '@crystal/tui';
 import { type AttachmentsFace, type ClipboardReader, pasteClipboardImage } from './clipboard.js';
 import { expandMentions } from './mentions.js';
@@ -87,12 +87,8 @@ export function controllerIntents(options: IntentOptions): Intents {
     pasteImage: () => pasteClipboardImage(attachmentsOf(controller), options.readClipboard),
     cancelSide: () => void controller.cancelSide(),
     clearSideThread: () => controller.clearSideThread(),
-    imagesChanged(numbers) {
-      // IMG-7: a deleted, unsent image is discarded at once when idle (at submit during a turn).
-      if (controller.activity !== 'idle') return;
-      const registry = attachmentsOf(controller)?.registry;
-      void registry?.discardDeleted(numbers.map(taggedMarker).join(' ')).catch(() => undefined);
-    },
+    // IMG-7: the controller discards a deleted, unsent image at once when idle, at admission during a turn.
+    imagesChanged: (numbers) => controller.composerImages(numbers),
     remember: options.remember,
   };
 }

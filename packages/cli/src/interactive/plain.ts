@@ -121,7 +121,7 @@ export function runPlain(options: PlainOptions): Promise<string> {
         controller.answerApproval(id, ANSWERS[text.trim().toLowerCase()] ?? 'deny');
         return;
       }
-      controller.submit(text);
+      controller.submit(text, []);
     });
     input.on('close', () => {
       inputClosed = true;

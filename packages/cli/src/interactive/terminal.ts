@@ -5,7 +5,7 @@
 import { type Config, type SessionController, WorkspaceFileIndex } from '@crystal/engine';
 import { PanelEntry, TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
-import { pickerCommands } from './completions.js';
+import { pickerCommands, syncMcpPrompts } from './completions.js';
 import { controllerIntents } from './intents.js';
 import { loginInTerminal } from './login.js';
 import { appendHistory, loadHistory } from './prompt-history.js';
@@ -30,6 +30,7 @@ export interface TerminalOptions {
 export function runTerminal(options: TerminalOptions): Promise<string> {
   const { controller, stdin, stdout, home } = options;
   const workspace = controller.session.workspace;
+  const commands = pickerCommands(home, () => controller.session.workspace);
   let login: ((argument: string) => void) | undefined;
   const files = new WorkspaceFileIndex(() => controller.session.workspace);
   const app: TerminalApp = new TerminalApp({
@@ -55,7 +56,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       outputTokens: 0,
       queued: 0,
     },
-    commands: pickerCommands(home, () => controller.session.workspace),
+    commands,
     home: process.env.HOME,
     view: options.view ?? 'fullscreen',
   });
@@ -67,6 +68,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
   if (controller.queue.length > 0) app.setQueue(controller.queue.map((i) => ({ kind: i.kind, text: i.text })));
   // A display defect must never break the engine that published the event.
   const unsubscribe = controller.on((event) => {
+    if (event.type === 'mcp-changed') syncMcpPrompts(commands, controller.mcp?.manager?.prompts() ?? []);
     try {
       view.onEvent(event);
     } catch (error) {
@@ -128,6 +130,8 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     stdout.on('resize', onResize);
     app.start();
     stdin.resume();
+    // MCP-5: servers start once the first frame is on screen, so they never delay it.
+    setImmediate(() => controller.startMcp());
     if (options.firstPrompt) controller.submit(options.firstPrompt);
     if (options.resumePicker) void openSessionPicker(controller, (picker) => app.openList(picker));
   });

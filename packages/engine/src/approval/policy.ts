@@ -93,6 +93,11 @@ export interface ApprovalPolicyOptions {
 
 export interface ApprovalPolicy extends ToolInvocationPolicy {
   readonly mode: ApprovalMode;
+  /**
+   * The final path the last allowed decision for `callId` was made on (SEC-4), handed out once:
+   * the tool opens that path and no other.
+   */
+  checkedPath(callId: string): string | undefined;
   setMode(mode: ApprovalMode): void;
   classify(call: ParsedToolCall): Classification;
   /**
@@ -111,6 +116,7 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
   const classifyCall = (call: ParsedToolCall): Classification =>
     classify(call, {
       workspace: workspace(),
+      home: options.home,
       ...(options.externalTool ? { externalTool: options.externalTool } : {}),
       ...(options.skillRoots ? { skillRoots: options.skillRoots() } : {}),
       ...(options.classifiers ? { classifiers: options.classifiers } : {}),
@@ -119,12 +125,16 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
   const sandboxed = (call: ParsedToolCall): boolean => options.sandbox?.covers(call.name) ?? false;
   const cardOf = (call: ParsedToolCall, classification: Classification): ApprovalCard =>
     buildCard(call, classification, options.sandbox?.cardLine(call.name));
+  const checked = new Map<string, string>();
   const decided = (outcome: ApprovalOutcome): PolicyDecision => {
     options.onDecided?.(outcome);
     const { call, classification } = outcome;
     if (outcome.allowed && classification && outcome.by !== 'policy' && approvedNetwork(classification, sandboxed(call))) {
       options.sandbox?.grantNetwork(call.id);
     }
+    const target = classification?.target;
+    if (outcome.allowed && target !== undefined) checked.set(call.id, target);
+    else checked.delete(call.id);
     if (outcome.allowed) return { allow: true };
     if (outcome.by === 'plan') return { allow: false, reason: planRejectionText(outcome.call.name) };
     if (outcome.by === 'cancelled') return { allow: false, reason: CANCELLED_TEXT };
@@ -142,7 +152,8 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
     signal: AbortSignal,
   ): Promise<PolicyDecision> => {
     if (!options.ask) return decided({ call, classification, allowed: false, by: 'unattended' });
-    const forbidden = classification.risk === 'forbidden';
+    // A Forbidden call or a protected path (SEC-2, SEC-3) is only ever granted Once.
+    const forbidden = classification.risk === 'forbidden' || classification.protected !== undefined;
     const preview = await changePreview(workspace(), call.name, call.input).catch(() => undefined);
     const request: ApprovalRequest = {
       call,
@@ -201,6 +212,11 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       if (grants.matches(grantFor(workspace(), call))) return true;
       return (await askOperator(call, classification, signal)).allow;
     },
+    checkedPath(callId: string): string | undefined {
+      const path = checked.get(callId);
+      checked.delete(callId);
+      return path;
+    },
     async decide(call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> {
       // 1. Plan offers no edit, write or bash, and the policy rejects them as well.
       if (options.plan() && PLAN_REJECTED_TOOLS.has(call.name)) return decided({ call, allowed: false, by: 'plan' });
@@ -210,8 +226,12 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       if (autoPasses(mode, call.name, classification, facts?.automatic === true, sandboxed(call))) {
         return autoPass(call, classification, 'Policy');
       }
-      // 3. Session and Always grants (never for a Forbidden call).
-      if (classification.risk !== 'forbidden' && grants.matches(grantFor(workspace(), call))) {
+      // 3. Session and Always grants (never for a Forbidden call or a protected path).
+      if (
+        classification.risk !== 'forbidden' &&
+        classification.protected === undefined &&
+        grants.matches(grantFor(workspace(), call))
+      ) {
         return autoPass(call, classification, 'Grant');
       }
       // 4. Seam: a reviewer model (Review / Audit modes) would judge the call here; deny gives a
@@ -234,6 +254,8 @@ export function autoPasses(
   automatic: boolean,
   sandboxed = false,
 ): boolean {
+  // SEC-2: a protected path asks in every mode, whatever an author, the mode or the sandbox says.
+  if (classification.protected !== undefined) return false;
   if (sandboxContains(mode, classification, sandboxed)) return true;
   const { risk, authority } = classification;
   if (risk === 'forbidden' || risk === 'privileged' || authority !== 'workspace') return false;

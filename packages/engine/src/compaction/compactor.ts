@@ -18,10 +18,10 @@ import {
 } from '@crystal/core';
 import { abortReason, type Clock } from '../clock.js';
 import { operatorMessage, RetryCounter, type RetryPolicy, retryDelayMs } from '../retry-policy.js';
-import { compactionLimit, estimateTokens } from './estimate.js';
+import { CHARS_PER_TOKEN, compactionLimit, estimateTokens } from './estimate.js';
 import { priorSummaryText, summaryMessage, summarySystemPrompt, summaryUserPrompt } from './prompts.js';
 import { pruneToolResults } from './prune.js';
-import { serialiseConversation } from './serialise.js';
+import { serialiseConversation, serialiseWithin } from './serialise.js';
 import { splitHeadTail } from './split.js';
 
 /** `applied`: the context changed. `unchanged`: nothing to do. `exhausted`: no summary and nothing pruned. */
@@ -140,20 +140,27 @@ export async function compact(input: CompactInput): Promise<CompactionResult> {
     return withoutSummary('empty_head');
   }
 
-  const request: ChatRequest = {
+  const requestWith = (conversation: string): ChatRequest => ({
     messages: [
       systemMessage(summarySystemPrompt(input.envBlock)),
       userMessage(
         summaryUserPrompt({
-          conversation: serialiseConversation(split.head),
+          conversation,
           priorSummary: split.priorSummary ? priorSummaryText(split.priorSummary) : undefined,
           todos: input.todos,
         }),
       ),
     ],
-  };
+  });
   const guard = input.contextWindow - Math.min(input.maxTokens ?? SUMMARY_OUTPUT_RESERVE, SUMMARY_OUTPUT_RESERVE);
-  if (estimateTokens(request.messages) > guard) return withoutSummary('prompt_too_large');
+  let request = requestWith(serialiseConversation(split.head));
+  if (estimateTokens(request.messages) > guard) {
+    // REL-9: items larger than the window are shortened to their head and tail for the summary.
+    const frame = estimateTokens(requestWith('').messages);
+    const room = Math.floor((guard - frame) * CHARS_PER_TOKEN * 0.95);
+    if (room > 0) request = requestWith(serialiseWithin(split.head, room));
+    if (estimateTokens(request.messages) > guard) return withoutSummary('prompt_too_large');
+  }
 
   let retries = 0;
   let reply: SummaryReply;

@@ -11,7 +11,7 @@ export const DEFAULT_COMPACTION_THRESHOLD = 0.8;
 /** The most output the limit keeps free below the window. */
 const MAX_RESERVED_TOKENS = 20_000;
 
-const CHARS_PER_TOKEN = 4;
+export const CHARS_PER_TOKEN = 4;
 
 /** Characters one content part contributes to the estimate. */
 export function partChars(part: ContentPart): number {

@@ -25,6 +25,38 @@ export function serialiseConversation(messages: readonly ChatMessage[]): string 
   return lines.join('\n');
 }
 
+/**
+ * REL-9: the head as lines that fit `maxChars` together. Lines are kept whole while they fit;
+ * the longest are shortened to their beginning and end (the largest common cap that fits), so a
+ * single item larger than the model window never makes the summary request impossible.
+ */
+export function serialiseWithin(messages: readonly ChatMessage[], maxChars: number): string {
+  const lines: string[] = [];
+  for (const message of messages) lines.push(...messageLines(message));
+  const total = lines.reduce((sum, line) => sum + line.length + 1, 0);
+  if (total <= maxChars) return lines.join('\n');
+  const marker = (omitted: number): string => `\n[… ${omitted} characters left out …]\n`;
+  const overhead = marker(10 ** 9).length;
+  // The largest cap c with sum(min(len, c + overhead)) <= maxChars.
+  let low = 0;
+  let high = lines.reduce((max, l) => Math.max(max, l.length), 0);
+  const size = (cap: number): number => lines.reduce((sum, line) => sum + Math.min(line.length, cap + overhead) + 1, 0);
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (size(mid) <= maxChars) low = mid;
+    else high = mid - 1;
+  }
+  const cap = Math.max(low, 64);
+  return lines
+    .map((line) => {
+      if (line.length <= cap + overhead) return line;
+      const head = Math.ceil(cap / 2);
+      const tail = cap - head;
+      return `${line.slice(0, head)}${marker(line.length - cap)}${line.slice(line.length - tail)}`;
+    })
+    .join('\n');
+}
+
 export function messageLines(message: ChatMessage): string[] {
   switch (message.role) {
     case 'user': {

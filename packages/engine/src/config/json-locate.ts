@@ -23,6 +23,11 @@ export function positionAt(text: string, offset: number): JsonPosition {
 
 /** Parses JSON; on failure returns the position of the error and V8's message. */
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; message: string; position: JsonPosition } {
+  // REL-12: nesting is bounded before anything recursive looks at the text (no stack overflow).
+  const deep = nestingBeyond(text, MAX_JSON_DEPTH);
+  if (deep !== undefined) {
+    return { ok: false, message: `nested deeper than ${MAX_JSON_DEPTH} levels`, position: positionAt(text, deep) };
+  }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
@@ -32,6 +37,26 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
     const short = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/, ".*" is not valid JSON$/s, '');
     return { ok: false, message: short, position: positionAt(text, offset) };
   }
+}
+
+/** Configuration files never need more nesting than this. */
+export const MAX_JSON_DEPTH = 256;
+
+/** The offset where `[`/`{` nesting first passes `max` (outside strings), or undefined. */
+export function nestingBeyond(text: string, max: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return i;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return undefined;
 }
 
 /** The offset of the first JSON syntax error (Node 20's JSON.parse often omits it). */

@@ -6,6 +6,18 @@ import { keyLines, lineOfPath, parseJson } from './json-locate.js';
 import { deepestIssue, type Issue } from '../zod-issues.js';
 import { type Config, configSchema } from './schema.js';
 import { STARTER_PROVIDERS } from '../catalog.js';
+import { unknownKeyWarnings } from './unknown-keys.js';
+
+/**
+ * The warnings ride on the config object under a symbol: a copy made with `{ ...config }` (the
+ * served Ollama models, …) keeps them, and JSON never shows them.
+ */
+const WARNINGS = Symbol('config warnings');
+
+/** REL-12: the warnings of a loaded configuration (unknown keys), for the surface to show once. */
+export function configWarnings(config: object): readonly string[] {
+  return (config as { [WARNINGS]?: readonly string[] })[WARNINGS] ?? [];
+}
 
 export function configPath(home: string): string {
   return join(home, 'config.json');
@@ -41,6 +53,9 @@ export function parseConfigText(text: string, file: string): Config {
   const result = configSchema.safeParse(parsed.value);
   if (result.success) {
     checkNewProviders(result.data, text, file);
+    // REL-12: unknown keys are not an error (newer files stay readable) but are never silent.
+    const warnings = unknownKeyWarnings(parsed.value, configSchema, file);
+    if (warnings.length > 0) Object.defineProperty(result.data, WARNINGS, { value: warnings, enumerable: true });
     return result.data;
   }
   const { issue, path } = deepestIssue(result.error.issues[0] as Issue, expectationOf);

@@ -9,6 +9,8 @@ import * as z from 'zod/mini';
 z.config(en());
 
 const positiveInt = () => z.int().check(z.positive());
+/** REL-12: every number has a ceiling, so `1e15` or `1e400` (Infinity) is an error, not a setting. */
+const upTo = (max: number, what = '') => z.maximum(max, `expected at most ${max.toLocaleString('en-US')}${what}`);
 const effort = z.pipe(
   z.enum(['default', 'off', 'none', 'minimal', 'low', 'medium', 'high', 'maximum', 'max']),
   z.transform((value) => (value === 'none' ? 'off' : value === 'max' ? 'maximum' : value)),
@@ -16,8 +18,8 @@ const effort = z.pipe(
 const TIMER_MAX = 'expected at most 2147483 seconds (the runtime timer maximum)';
 
 export const modelSchema = z.object({
-  contextWindow: positiveInt(),
-  maxTokens: z.optional(positiveInt()),
+  contextWindow: positiveInt().check(upTo(100_000_000, ' tokens')),
+  maxTokens: z.optional(positiveInt().check(upTo(100_000_000, ' tokens'))),
   temperature: z.optional(z.number().check(z.minimum(0), z.maximum(2))),
   thinking: z.optional(z.boolean()),
   thinkingEfforts: z.optional(z.array(effort)),
@@ -30,7 +32,12 @@ export const modelSchema = z.object({
 
 export const providerSchema = z.object({
   protocol: z.enum(['responses', 'openai', 'deepseek', 'anthropic', 'gemini', 'ollama']),
-  baseUri: z.url({ error: 'expected an absolute URL such as "https://api.openai.com/v1/"' }),
+  // SEC-9: only http and https; file:, ftp:, javascript: and the like never reach a request.
+  baseUri: z.url({
+    protocol: /^https?$/,
+    error:
+      'expected an absolute http:// or https:// URL such as "https://api.openai.com/v1/" (other schemes such as file:, ftp: or javascript: are refused); fix the baseUri in config.json',
+  }),
   apiKey: z.optional(z.string()),
   apiKeyEnvironment: z.optional(z.string()),
   requiresApiKey: z.optional(z.boolean()),
@@ -54,8 +61,8 @@ export const providerEntrySchema = z.object({
 export const executionBudgetSchema = z.union([
   z.literal('unlimited'),
   z.object({
-    maximumModelCalls: z.optional(z.nullable(positiveInt())),
-    maximumToolCalls: z.optional(z.nullable(z.int().check(z.minimum(0)))),
+    maximumModelCalls: z.optional(z.nullable(positiveInt().check(upTo(1_000_000)))),
+    maximumToolCalls: z.optional(z.nullable(z.int().check(z.minimum(0), upTo(1_000_000)))),
     maximumDurationSeconds: z.optional(z.nullable(positiveInt().check(z.maximum(2147483, TIMER_MAX)))),
   }),
 ]);
@@ -93,16 +100,16 @@ export const configSchema = z.object({
   ),
   retry: z.optional(
     z.object({
-      maxRetries: z.optional(z.int().check(z.minimum(0))),
-      baseDelaySeconds: z.optional(z.number().check(z.positive())),
-      backoffFactor: z.optional(z.number().check(z.minimum(1))),
+      maxRetries: z.optional(z.int().check(z.minimum(0), upTo(100, ' retries'))),
+      baseDelaySeconds: z.optional(z.number().check(z.positive(), upTo(3600, ' seconds'))),
+      backoffFactor: z.optional(z.number().check(z.minimum(1), upTo(100))),
       jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
-      maxDelaySeconds: z.optional(z.number().check(z.positive())),
+      maxDelaySeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
       /** REL-5: stream idle, connect and first-byte timeouts; REL-6: the longest Retry-After honoured. */
       idleTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
       connectTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
       firstByteTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
-      maxRetryAfterSeconds: z.optional(z.number().check(z.minimum(0))),
+      maxRetryAfterSeconds: z.optional(z.number().check(z.minimum(0), z.maximum(2147483, TIMER_MAX))),
     }),
   ),
   executionBudget: z.optional(executionBudgetSchema),
@@ -110,10 +117,10 @@ export const configSchema = z.object({
   imageModel: z.optional(z.object({ provider: z.string(), model: z.string(), thinkingEffort: z.optional(effort) })),
   images: z.optional(
     z.object({
-      maxImageBytes: z.optional(positiveInt()),
-      maxPixels: z.optional(positiveInt()),
-      maxImagesPerMessage: z.optional(positiveInt()),
-      maxBatchBytes: z.optional(positiveInt()),
+      maxImageBytes: z.optional(positiveInt().check(upTo(1024 ** 3, ' bytes (1 GiB)'))),
+      maxPixels: z.optional(positiveInt().check(upTo(1_000_000_000, ' pixels'))),
+      maxImagesPerMessage: z.optional(positiveInt().check(upTo(1000, ' images'))),
+      maxBatchBytes: z.optional(positiveInt().check(upTo(4 * 1024 ** 3, ' bytes (4 GiB)'))),
     }),
   ),
   /** Extra certificate authorities (PEM) for provider HTTPS, added to the defaults; relative to Home. */
@@ -131,6 +138,8 @@ export const configSchema = z.object({
   ),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
   workspaceTrust: z.optional(z.boolean()),
+  /** MCP servers in Claude Code's format (MCP-2); each entry is checked by `@crystal/mcp`, a bad one is skipped with a note. */
+  mcpServers: z.optional(z.record(z.string(), z.unknown())),
   /** SBX-1: the OS sandbox for bash and exec tools. */
   sandbox: z.optional(sandboxSchema),
   /** SEC-6: variables children get although they look like secrets (`pass`). */

@@ -10,6 +10,7 @@ import type { ImagePart, ToolResultContent } from '@crystal/core';
 import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
 import { resolvePath } from '../tools/fence.js';
+import { readFileForSearch } from '../tools/safe-open.js';
 import { firstProblem } from '../zod-issues.js';
 import {
   checkToolImage,
@@ -96,11 +97,15 @@ async function readWorkspaceImage(path: string, label: string, workspace: string
   const verdict = resolvePath(workspace, path);
   if (verdict.credential) throw new Error(`${label}: ${path} is a credential path and is not read.`);
   if (!verdict.inside) throw new Error(`${label}: ${path} is outside the workspace; image paths must be inside it.`);
-  const stat = await fs.stat(verdict.real).catch(() => undefined);
+  const stat = await fs.lstat(verdict.real).catch(() => undefined);
   if (!stat) throw new Error(`${label}: ${path} does not exist.`);
   if (!stat.isFile()) throw new Error(`${label}: ${path} is not a regular file.`);
   if (stat.size > MAX_TOOL_IMAGE_BYTES) {
     throw new Error(`${label}: ${path} has ${stat.size} bytes; the limit is ${MAX_TOOL_IMAGE_BYTES} bytes (20 MiB).`);
   }
-  return fs.readFile(verdict.real);
+  // SEC-4, SEC-5: the checked file through a verified descriptor, never a FIFO.
+  const bytes = await readFileForSearch(verdict.real, MAX_TOOL_IMAGE_BYTES);
+  if (bytes === null)
+    throw new Error(`${label}: ${path} is not a regular file inside the workspace (it changed while being read).`);
+  return bytes;
 }

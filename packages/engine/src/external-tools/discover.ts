@@ -8,6 +8,7 @@
 import { promises as fs, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyLines, lineOfPath, parseJson } from '../config/json-locate.js';
+import { mayRunProjectCode, type ProjectCodeTrust } from '../trust.js';
 import { isDisabled, ManifestProblem, parseManifest, SET_NAME, type SetManifest, type ToolSource } from './manifest.js';
 
 /** Who decides for an author's `approval: "always"`: `author` honours it, `host` ignores it. */
@@ -18,6 +19,11 @@ export interface DiscoverOptions {
   readonly workspace: string;
   /** Defaults: home `author`, project `host` (§2.2 `externalToolApproval`). */
   readonly approvalSources?: { readonly home?: ApprovalSourcePolicy; readonly project?: ApprovalSourcePolicy };
+  /**
+   * When given and the workspace's code may not run (SEC-1), project sets are not read at all:
+   * their directories are listed in `untrusted` and a home set of the same name stays.
+   */
+  readonly projectCode?: ProjectCodeTrust;
 }
 
 export interface ToolSet {
@@ -35,6 +41,8 @@ export interface Discovery {
   readonly sets: readonly ToolSet[];
   /** One English note per skipped set. */
   readonly notes: readonly string[];
+  /** Project set directories left out because the workspace is not trusted (SEC-1). */
+  readonly untrusted?: readonly string[];
 }
 
 export const MANIFEST_NAME = 'tools.json';
@@ -53,8 +61,14 @@ export async function discoverToolSets(options: DiscoverOptions): Promise<Discov
   const found = new Map<string, { source: ToolSource; dir: string }>();
   for (const name of await subdirectories(homeRoot)) found.set(name, { source: 'home', dir: join(homeRoot, name) });
   // When the workspace's `.crystal` is Home itself, its sets are home sets.
+  const untrusted: string[] = [];
   if (!sameDir(homeRoot, projectRoot)) {
-    for (const name of await subdirectories(projectRoot)) found.set(name, { source: 'project', dir: join(projectRoot, name) });
+    const names = await subdirectories(projectRoot);
+    if (names.length > 0 && options.projectCode && !mayRunProjectCode(options.projectCode)) {
+      untrusted.push(...names.sort().map((name) => join(projectRoot, name)));
+    } else {
+      for (const name of names) found.set(name, { source: 'project', dir: join(projectRoot, name) });
+    }
   }
   const policies = { home: options.approvalSources?.home ?? 'author', project: options.approvalSources?.project ?? 'host' };
   const sets: ToolSet[] = [];
@@ -66,7 +80,7 @@ export async function discoverToolSets(options: DiscoverOptions): Promise<Discov
     if (typeof outcome === 'string') notes.push(outcome);
     else sets.push(outcome);
   }
-  return { sets, notes };
+  return untrusted.length > 0 ? { sets, notes, untrusted } : { sets, notes };
 }
 
 /** A set, a note explaining why it was skipped, or undefined when it is disabled. */

@@ -11,6 +11,7 @@ import type { ToolContext, ToolOutput } from '@crystal/core';
 import type { ContainedCommand } from '../containment.js';
 import { expandHome } from '../tools/fence.js';
 import { parseContentOutput } from './content-output.js';
+import { assertProjectCodeMayRun } from './plugin-tool.js';
 import type { ToolSet } from './discover.js';
 import { acceptsImages, CANCELLED_TOOL_TEXT, type ExternalTool, type ExternalToolContext, timeoutText } from './external-tool.js';
 import { MAX_TOOL_IMAGE_BYTES, MAX_TOOL_IMAGES } from './image-bytes.js';
@@ -24,7 +25,9 @@ const TEXT_STREAM_BYTES = 512 * 1024;
 /** Eight 20 MiB images in base64 plus room for the text. */
 const CONTENT_STDOUT_BYTES = MAX_TOOL_IMAGES * Math.ceil((MAX_TOOL_IMAGE_BYTES * 4) / 3) + 1024 * 1024;
 
+/** Throws `UntrustedProjectCode` for a project set in an untrusted workspace (SEC-1). */
 export function createExecTool(set: ToolSet, spec: ExecToolSpec, context: ExternalToolContext): ExternalTool {
+  assertProjectCodeMayRun(set, context);
   return {
     name: spec.name,
     description: spec.description,

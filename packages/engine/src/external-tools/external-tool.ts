@@ -2,12 +2,13 @@
 import type { ToolDefinition } from '@crystal/core';
 import type { ExternalToolFacts } from '../approval/classifier.js';
 import type { Containment } from '../containment.js';
+import type { ProjectCodeTrust } from '../trust.js';
 import type { Catalog, DeclaredApproval, ToolSource } from './manifest.js';
 
 export interface ExternalTool extends ToolDefinition {
   readonly set: string;
   readonly source: ToolSource;
-  readonly runner: 'exec' | 'plugin';
+  readonly runner: 'exec' | 'plugin' | 'mcp';
   readonly catalogs: readonly Catalog[];
   readonly declaredApproval: DeclaredApproval;
   /** What the approval classifier needs: path arguments and whether the tool is automatic. */
@@ -26,6 +27,8 @@ export interface ExternalToolContext {
   readonly imageInput: boolean | (() => boolean);
   /** The host environment the children inherit (default `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
+  /** Whether project sets may load here (SEC-1): every loader asks `mayRunProjectCode` with it. */
+  readonly projectCode: ProjectCodeTrust;
   /** Grace between SIGTERM and SIGKILL when a tool is stopped (default 2000 ms). */
   readonly killGraceMs?: number;
   /** The OS sandbox exec tools run in (SBX-1); absent runs them unsandboxed. */

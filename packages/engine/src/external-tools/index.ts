@@ -7,7 +7,8 @@ import type { Discovery } from './discover.js';
 import { createExecTool } from './exec-tool.js';
 import type { ExternalTool, ExternalToolContext } from './external-tool.js';
 import type { Catalog } from './manifest.js';
-import { isPluginSet, loadPluginTools, PluginLoadProblem } from './plugin-tool.js';
+import { untrustedProjectCodeNote } from '../trust.js';
+import { assertProjectCodeMayRun, isPluginSet, loadPluginTools, PluginLoadProblem, UntrustedProjectCode } from './plugin-tool.js';
 
 export { type ContentOutputOptions, parseContentOutput } from './content-output.js';
 export * from './discover.js';
@@ -37,8 +38,17 @@ export async function loadExternalTools(
   // Every name the host classifies as a built-in is reserved, registered this turn or not.
   const owners = new Map<string, string>([...CLASSIFIED_BUILT_INS, ...reserved].map((name) => [name, 'built-in']));
   const tools: ExternalTool[] = [];
+  // SEC-1: project code of an untrusted workspace is left out, with one note for all of it.
+  const untrusted = [...(discovery.untrusted ?? [])];
   for (const set of discovery.sets) {
     let created: ExternalTool[];
+    try {
+      assertProjectCodeMayRun(set, context);
+    } catch (error) {
+      if (!(error instanceof UntrustedProjectCode)) throw error;
+      untrusted.push(set.dir);
+      continue;
+    }
     if (isPluginSet(set)) {
       try {
         created = await loadPluginTools(set, context);
@@ -63,6 +73,7 @@ export async function loadExternalTools(
       tools.push(tool);
     }
   }
+  if (untrusted.length > 0) notes.push(untrustedProjectCodeNote(context.projectCode, untrusted));
   return { tools, notes };
 }
 

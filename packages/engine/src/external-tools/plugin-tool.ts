@@ -11,6 +11,7 @@ import { promises as fs } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ImagePart, ToolContext, ToolOutput, ToolResultContent } from '@crystal/core';
+import { mayRunProjectCode } from '../trust.js';
 import type { ToolSet } from './discover.js';
 import { acceptsImages, CANCELLED_TOOL_TEXT, type ExternalTool, type ExternalToolContext, timeoutText } from './external-tool.js';
 import { checkToolImage, decodeBase64, MAX_TOOL_IMAGES, TEXT_ONLY_IMAGE_ERROR, TOOL_IMAGE_MIME_TYPES } from './image-bytes.js';
@@ -41,8 +42,22 @@ export function isPluginSet(set: ToolSet): set is PluginSet {
   return set.manifest.runner === 'plugin';
 }
 
-/** Imports the set's module and wraps each exported definition; throws `PluginLoadProblem`. */
+/** A project set in a workspace whose code may not run (SEC-1); nothing of it was imported or run. */
+export class UntrustedProjectCode extends Error {}
+
+/** Asked by every loader of project code before it imports or runs anything (SEC-1). */
+export function assertProjectCodeMayRun(set: ToolSet, context: ExternalToolContext): void {
+  if (set.source === 'project' && !mayRunProjectCode(context.projectCode)) {
+    throw new UntrustedProjectCode(`${set.dir}: the workspace is not trusted`);
+  }
+}
+
+/**
+ * Imports the set's module and wraps each exported definition; throws `PluginLoadProblem`, or
+ * `UntrustedProjectCode` (before any import) for a project set in an untrusted workspace.
+ */
 export async function loadPluginTools(set: PluginSet, context: ExternalToolContext): Promise<ExternalTool[]> {
+  assertProjectCodeMayRun(set, context);
   const definitions = await importDefinitions(set);
   const names = new Set(definitions.map((d) => d.name));
   for (const name of Object.keys(set.manifest.overrides)) {

@@ -15,10 +15,15 @@ export interface PathVerdict {
   readonly absolute: string;
   /** Absolute, every existing link followed (the final target). */
   readonly real: string;
-  /** Whether the final target is the workspace or inside it. */
+  /** Whether the final target is the workspace or inside it (never when it is in Home, SEC-3). */
   readonly inside: boolean;
-  /** A credentials file, private key, `.env` file, or a path through `.ssh` / `.gnupg`. */
+  /**
+   * A credentials file, private key, `.env` file, a path through `.ssh` / `.gnupg`, or a Home
+   * file that holds a secret (`config.json`, `credentials.json`): refused by every tool.
+   */
   readonly credential: boolean;
+  /** In Crystal Home (when the caller named it), also when the workspace contains Home (SEC-3). */
+  readonly home: boolean;
   /** Relative to the workspace when inside (`.` for the root), else the real absolute path. */
   readonly display: string;
 }
@@ -65,12 +70,53 @@ export function isCredentialPath(path: string): boolean {
   return KEY_NAMES.test(name);
 }
 
-export function resolvePath(workspace: string, path: string): PathVerdict {
+export function isWithin(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/**
+ * Home files that hold secrets (SEC-3): `config.json` may carry a literal `apiKey`,
+ * `credentials.json` carries keys, and session files and logs keep whatever was pasted or
+ * printed (a key among it). No tool reads or writes them, asked or not: a model never needs a
+ * key, and an approval card is too easy to click through for one.
+ */
+export const HOME_SECRET_FILES: readonly string[] = ['config.json', 'credentials.json'];
+export const HOME_SECRET_DIRS: readonly string[] = ['sessions', 'logs'];
+
+/**
+ * Whether `real` (links followed) is Crystal Home's for the fence (SEC-3): inside Home and not
+ * inside a workspace that itself lies in Home (`<home>/space`).
+ */
+export function inHome(homeReal: string, workspaceReal: string, real: string): boolean {
+  if (!isWithin(homeReal, real)) return false;
+  return !(isWithin(homeReal, workspaceReal) && workspaceReal !== homeReal && isWithin(workspaceReal, real));
+}
+
+export function isHomeSecret(homeReal: string, real: string): boolean {
+  if (!isWithin(homeReal, real)) return false;
+  const rel = relative(homeReal, real);
+  const top = rel.split(sep)[0] ?? '';
+  return HOME_SECRET_FILES.includes(rel) || HOME_SECRET_DIRS.includes(top) || isCredentialName(basename(real));
+}
+
+/** `home`: Crystal Home; its contents count as outside the workspace and its secrets as credentials. */
+export function resolvePath(workspace: string, path: string, home?: string): PathVerdict {
   const root = realPath(resolve(workspace));
   const expanded = expandHome(path.trim() === '' ? '.' : path);
   const absolute = isAbsolute(expanded) ? resolve(expanded) : resolve(workspace, expanded);
   const real = realPath(absolute);
-  const inside = real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
-  const credential = isCredentialPath(absolute) || isCredentialPath(real);
-  return { input: path, absolute, real, inside, credential, display: inside ? relative(root, real) || '.' : real };
+  const homeReal = home === undefined ? undefined : realPath(resolve(home));
+  const isHome = homeReal !== undefined && inHome(homeReal, root, real);
+  const inside = !isHome && isWithin(root, real);
+  const secret = homeReal !== undefined && isHome && isHomeSecret(homeReal, real);
+  const credential = secret || isCredentialPath(absolute) || isCredentialPath(real);
+  return {
+    input: path,
+    absolute,
+    real,
+    inside,
+    credential,
+    home: isHome,
+    display: inside ? relative(root, real) || '.' : real,
+  };
 }

@@ -13,7 +13,6 @@
  *   the approval policy's business (it classifies both tools like `read`), then read here.
  * - A declared `audioInput` or `videoInput` never keeps `view_image` (IMG-22, MODEL-2).
  */
-import { promises as fs } from 'node:fs';
 import { basename } from 'node:path';
 import {
   type ChatRequest,
@@ -39,12 +38,12 @@ import { parseArgs } from './builtin/args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './builtin/failure.js';
 import { capOutput } from './builtin/output-cap.js';
-import { resolvePath } from './fence.js';
+import { checkedTarget, type FenceHost, openCheckedFile } from './safe-open.js';
 
 export type ImageModelConfig = NonNullable<Config['imageModel']>;
 
 /** What `view_image` needs from the session. */
-export interface ImageToolHost {
+export interface ImageToolHost extends FenceHost {
   /** The workspace root; relative paths resolve against it (TOOLS-3). */
   readonly workspace: string;
   /** `maxImageBytes` and `maxPixels` apply to every image a tool loads (IMG-8). */
@@ -95,28 +94,31 @@ export interface LoadedImage {
  * signature, at most `maxImageBytes` (checked before reading), decoded in full (a truncated file
  * is refused). Every refusal is a model-visible `ToolFailure` naming the path.
  */
-export async function loadImageFile(workspace: string, path: string, limits: ImageLimits): Promise<LoadedImage> {
-  const verdict = resolvePath(workspace, path);
+export async function loadImageFile(
+  fence: string | FenceHost,
+  path: string,
+  limits: ImageLimits,
+  callId?: string,
+): Promise<LoadedImage> {
+  const verdict = checkedTarget(typeof fence === 'string' ? { workspace: fence } : fence, path, callId);
   const display = verdict.display;
   if (verdict.credential) throw new ToolFailure(`${display} is a credentials path; reading it is refused.`);
-  let stat: import('node:fs').Stats;
-  try {
-    stat = await fs.stat(verdict.real);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolFailure(`File not found: ${display}.`);
-    throw new ToolFailure(`${display} cannot be read: ${(error as Error).message}.`);
-  }
-  if (stat.isDirectory()) throw new ToolFailure(`${display} is a folder, not an image.`);
-  if (!stat.isFile()) throw new ToolFailure(`${display} is not a regular file and will not be read.`);
+  // SEC-4, SEC-5: the checked file, opened once; special files refused unopened.
+  const { handle, stat } = await openCheckedFile(verdict.real, display, `${display} is a folder, not an image.`);
   const max = limits.maxImageBytes;
-  if (stat.size > max) {
-    throw new ToolFailure(
-      `${display}: the image file exceeds the ${formatBytes(max)} host limit (it is ${formatBytes(stat.size)}).`,
-    );
+  let bytes: Buffer;
+  try {
+    if (stat.size > max) {
+      throw new ToolFailure(
+        `${display}: the image file exceeds the ${formatBytes(max)} host limit (it is ${formatBytes(stat.size)}).`,
+      );
+    }
+    bytes = await readAtMost(handle, max + 1).catch((error: Error) => {
+      throw new ToolFailure(`${display} cannot be read: ${error.message}.`);
+    });
+  } finally {
+    await handle.close();
   }
-  const bytes = await readAtMost(verdict.real, max + 1).catch((error: Error) => {
-    throw new ToolFailure(`${display} cannot be read: ${error.message}.`);
-  });
   if (bytes.length > max) throw new ToolFailure(`${display}: the image file exceeds the ${formatBytes(max)} host limit.`);
   try {
     const image = await validateImage(bytes, { limits });
@@ -128,23 +130,18 @@ export async function loadImageFile(workspace: string, path: string, limits: Ima
 }
 
 /** The file's first `limit` bytes (a file that grows while it is read cannot make this unbounded). */
-async function readAtMost(path: string, limit: number): Promise<Buffer> {
-  const handle = await fs.open(path, 'r');
-  try {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const buffer = Buffer.alloc(Math.min(1024 * 1024, limit - total));
-      if (buffer.length === 0) break;
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
-      if (bytesRead === 0) break;
-      chunks.push(buffer.subarray(0, bytesRead));
-      total += bytesRead;
-    }
-    return Buffer.concat(chunks, total);
-  } finally {
-    await handle.close();
+async function readAtMost(handle: import('node:fs').promises.FileHandle, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const buffer = Buffer.alloc(Math.min(1024 * 1024, limit - total));
+    if (buffer.length === 0) break;
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
+    if (bytesRead === 0) break;
+    chunks.push(buffer.subarray(0, bytesRead));
+    total += bytesRead;
   }
+  return Buffer.concat(chunks, total);
 }
 
 function imagePart(image: LoadedImage): ImagePart {
@@ -167,9 +164,9 @@ export function viewImageTool(host: ImageToolHost): ToolDefinition {
       required: ['path'],
       additionalProperties: false,
     },
-    async execute(input) {
+    async execute(input, context) {
       const args = parseArgs('view_image', viewSchema, input);
-      const image = await loadImageFile(host.workspace, args.path, host.limits);
+      const image = await loadImageFile(host, args.path, host.limits, context?.callId);
       return [{ type: 'text', text: VIEW_IMAGE_LOADED }, imagePart(image)];
     },
   };
@@ -196,9 +193,10 @@ export function describeImageTool(host: DescribeImageHost): ToolDefinition {
       required: ['path'],
       additionalProperties: false,
     },
-    async execute(input, { signal }) {
+    async execute(input, context) {
+      const { signal } = context;
       const args = parseArgs('describe_image', describeSchema, input);
-      const image = await loadImageFile(host.workspace, args.path, host.limits);
+      const image = await loadImageFile(host, args.path, host.limits, context?.callId);
       const side = await client().catch((error: unknown) => {
         throw new ToolFailure(`${IMAGE_MODEL_FAILED} ${messageOf(error)}`);
       });

@@ -41,11 +41,14 @@ export class OpenAiChatClient extends WireClient<SseEvent> {
   protected decoder(): FrameDecoder<SseEvent> {
     const inner = new ChatChunkDecoder();
     const provider = this.provider;
+    const debug = this.options.debug;
     let done = false;
     return {
       push(event) {
         if (event.data !== '[DONE]') return inner.push(parseChunk(provider, event.data));
         done = true;
+        const note = inner.endOfStream();
+        if (note) debug?.(`${provider}: ${note}`);
         return [];
       },
       get done() {

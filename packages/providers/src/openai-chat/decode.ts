@@ -25,6 +25,15 @@ export function normaliseFinish(raw: string): FinishReason {
   }
 }
 
+/**
+ * A tool name in a later delta: a repeat of the name so far (or the whole name again, as some
+ * gateways send with every fragment) sets it; only a true fragment is appended.
+ */
+function mergeName(current: string, incoming: string): string {
+  if (current === '' || incoming === current || incoming.startsWith(current)) return incoming;
+  return current + incoming;
+}
+
 /** Stateful decoder: feed parsed chunks, then `finish()` yields the closing events. */
 export class ChatChunkDecoder {
   private readonly calls = new Map<number, ToolCallAccumulator>();
@@ -78,19 +87,33 @@ export class ChatChunkDecoder {
           this.calls.set(index, acc);
         }
         if (raw.id) acc.id = raw.id;
-        if (raw.function?.name) acc.name += raw.function.name;
+        const name = raw.function?.name ? mergeName(acc.name, raw.function.name) : acc.name;
+        const renamed = name !== acc.name;
+        acc.name = name;
         const piece = raw.function?.arguments ?? '';
         acc.arguments += piece;
         yield {
           type: 'tool-call-delta',
           index,
           ...(raw.id ? { id: raw.id } : {}),
-          ...(raw.function?.name ? { name: raw.function.name } : {}),
+          ...(renamed ? { name } : {}),
           argumentsDelta: piece,
         };
       }
     }
     if (choice.finish_reason) this.finishRaw = choice.finish_reason;
+  }
+
+  /**
+   * `data: [DONE]` is the protocol's own end marker: a stream that reached it is complete even
+   * when no chunk carried a `finish_reason` (Kimi K2 through OpenRouter does this). The finish
+   * is inferred, `tool_calls` when calls were streamed, else `stop`; returns the debug note
+   * saying so, or undefined when the provider sent its own finish.
+   */
+  endOfStream(): string | undefined {
+    if (this.finishRaw !== undefined) return undefined;
+    this.finishRaw = this.calls.size > 0 ? 'tool_calls' : 'stop';
+    return `The stream ended with [DONE] but no finish_reason; inferred '${this.finishRaw}' from ${this.calls.size > 0 ? `${this.calls.size} streamed tool call(s)` : 'no streamed tool call'}.`;
   }
 
   /** The closing events: complete tool calls in index order, usage, then the finish. */

@@ -4,9 +4,8 @@
  * with `\n`. An existing byte-order mark is kept and none is added. Returns `Edited <path>.`
  * and a capped diff.
  */
-import { promises as fs } from 'node:fs';
 import type { ToolDefinition } from '@crystal/core';
-import { resolvePath } from '../fence.js';
+import { checkedTarget, readChecked } from '../safe-open.js';
 import { parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
@@ -40,16 +39,18 @@ export function editTool(host: ToolHost): ToolDefinition {
       required: ['path', 'old_string', 'new_string'],
       additionalProperties: false,
     },
-    async execute(input) {
+    async execute(input, context) {
       const args = parseArgs('edit', schema, input);
       if (args.old_string === '') throw new ToolFailure('old_string cannot be empty.');
       if (args.old_string === args.new_string) throw new ToolFailure('old_string and new_string are identical.');
-      const verdict = resolvePath(host.workspace, args.path);
+      const verdict = checkedTarget(host, args.path, context?.callId);
       if (verdict.credential) throw new ToolFailure(`${verdict.display} is a credentials path; editing it is refused.`);
-      const stat = await fs.stat(verdict.real).catch(() => undefined);
-      if (!stat) throw new ToolFailure(`File not found: ${verdict.display}.`);
-      if (stat.isDirectory()) throw new ToolFailure(`${verdict.display} is a folder; give a file path.`);
-      const bytes = await fs.readFile(verdict.real);
+      // SEC-4, SEC-5: read through a verified descriptor, write through the verified folder.
+      const { bytes, stat } = await readChecked(
+        verdict.real,
+        verdict.display,
+        `${verdict.display} is a folder; give a file path.`,
+      );
       if (bytes.subarray(0, 8192).includes(0)) throw new ToolFailure(BINARY_REFUSAL);
       const raw = bytes.toString('utf8');
       const bom = raw.startsWith(BOM) ? BOM : '';
@@ -65,7 +66,7 @@ export function editTool(host: ToolHost): ToolDefinition {
       if (count === 0) throw new ToolFailure('old_string was not found.');
       if (count > 1 && !args.replace_all) throw new ToolFailure(`old_string matches ${count} times; it must be unique.`);
       const after = args.replace_all ? before.split(search).join(replacement) : replaceOnce(before, search, replacement);
-      await writeKeepingMode(verdict.real, bom + after, stat.mode);
+      await writeKeepingMode(verdict.real, verdict.display, bom + after, stat.mode);
       const status =
         `Edited ${verdict.display}.` + (args.replace_all ? `\nReplaced ${count} occurrence${count === 1 ? '' : 's'}.` : '');
       return capOutput(`${status}\n${await diffPreview(verdict.display, before, after)}`);

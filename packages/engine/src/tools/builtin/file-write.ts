@@ -1,23 +1,20 @@
 /** What `write` and `edit` share: an atomic write that keeps the file's mode, and a capped diff. */
-import { promises as fs } from 'node:fs';
-import { dirname } from 'node:path';
-import { writeFileAtomic } from '../../atomic-write.js';
+import { writeChecked } from '../safe-open.js';
 
 export const DIFF_MAX_LINES = 60;
 
 /**
- * Temp file + fsync + rename (never half-written). Parent folders are created with the usual
- * permissions; an existing file keeps its mode, a new one gets 0666 less the umask.
+ * Temp file + fsync + rename (never half-written), through a verified descriptor of the folder
+ * (SEC-4). Parent folders are created with the usual permissions; an existing file keeps its
+ * mode, a new one gets 0666 less the umask.
  */
-export async function writeKeepingMode(path: string, data: string, existingMode: number | undefined): Promise<void> {
-  await fs.mkdir(dirname(path), { recursive: true });
-  const mode = existingMode === undefined ? 0o666 : existingMode & 0o7777;
-  await writeFileAtomic(path, data, mode);
-  if (existingMode !== undefined) {
-    const written = await fs.stat(path);
-    // The temp file was created under the umask; restore bits it may have cleared.
-    if ((written.mode & 0o7777) !== mode) await fs.chmod(path, mode);
-  }
+export async function writeKeepingMode(
+  path: string,
+  display: string,
+  data: string,
+  existingMode: number | undefined,
+): Promise<void> {
+  await writeChecked(path, display, data, existingMode);
 }
 
 /** A unified diff of the change, at most 60 lines, for the surfaces to show under the status line. */

@@ -32,9 +32,10 @@ export function globTool(host: ToolHost): ToolDefinition {
       required: ['pattern'],
       additionalProperties: false,
     },
-    async execute(input, { signal }) {
+    async execute(input, context) {
+      const { signal } = context;
       const args = parseArgs('glob', schema, input);
-      const scope = await searchScope(host.workspace, args.path);
+      const scope = await searchScope(host, args.path, context?.callId);
       const offset = args.offset ?? 0;
       const filter = await pathFilter(args.pattern);
       const files = listFileBatches(scope, ripgrepFor(host.rgPath), filter, signal);

@@ -7,9 +7,10 @@
  * is searched by the walker. Binary files (a NUL byte in the first 8 KiB) and files over 8 MiB
  * are skipped; `.gitignore` is honoured; at most 500 matches, then `[truncated to 500 matches]`.
  */
-import { promises as fs, readFileSync, statSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
+import { readFileForSearch, readSmallFileSync } from '../safe-open.js';
 import { parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { type PathFilter, pathFilter } from './file-list.js';
@@ -54,10 +55,11 @@ export function grepTool(host: ToolHost): ToolDefinition {
       required: ['pattern'],
       additionalProperties: false,
     },
-    async execute(input, { signal }) {
+    async execute(input, context) {
+      const { signal } = context;
       const args = parseArgs('grep', schema, input);
       const compiled = compilePattern(args.pattern);
-      const scope = await searchScope(host.workspace, args.path);
+      const scope = await searchScope(host, args.path, context.callId);
       const filter = args.glob === undefined ? undefined : await pathFilter(args.glob);
       const lines: string[] = [];
       let truncated = false;
@@ -137,18 +139,13 @@ export async function* walkerMatches(
 /** Files read and scanned together by the walker path. */
 const WALK_BATCH_FILES = 256;
 
-/** The text of a file grep may search, or null: over 8 MiB, binary or unreadable. */
+/** The text of a file grep may search, or null: over 8 MiB, binary, unreadable or not a regular file. */
 async function searchableText(path: string): Promise<string | null> {
-  try {
-    const stat = await fs.stat(path);
-    if (stat.size > GREP_MAX_FILE_BYTES) return null;
-    return textOf(await fs.readFile(path));
-  } catch {
-    return null;
-  }
+  return textOf(await readFileForSearch(path, GREP_MAX_FILE_BYTES));
 }
 
-function textOf(bytes: Buffer): string | null {
+function textOf(bytes: Buffer | null): string | null {
+  if (bytes === null) return null;
   if (bytes.length > GREP_MAX_FILE_BYTES || bytes.subarray(0, BINARY_PROBE_BYTES).includes(0)) return null;
   return bytes.toString('utf8');
 }
@@ -161,32 +158,30 @@ function textOf(bytes: Buffer): string | null {
 async function searchableTexts(paths: readonly string[]): Promise<(string | null)[]> {
   const out: (string | null)[] = [];
   for (const path of paths) {
+    // SEC-5: lstat, never stat-and-open by name: a FIFO or a device is skipped unopened, and a
+    // regular file is opened O_NONBLOCK | O_NOFOLLOW and checked (readSmallFileSync).
+    let size: number;
     try {
-      const size = statSync(path).size;
-      out.push(
-        size > SYNC_READ_MAX ? await searchableText(path) : size > GREP_MAX_FILE_BYTES ? null : textOf(readFileSync(path)),
-      );
+      const stat = lstatSync(path);
+      if (!stat.isFile()) {
+        out.push(null);
+        continue;
+      }
+      size = stat.size;
     } catch {
       out.push(null);
+      continue;
     }
+    out.push(size > SYNC_READ_MAX ? await searchableText(path) : textOf(readSmallFileSync(path, SYNC_READ_MAX)));
   }
   return out;
 }
 
 const SYNC_READ_MAX = 256 * 1024;
 
-async function looksBinary(path: string): Promise<boolean> {
-  let handle: fs.FileHandle | undefined;
-  try {
-    handle = await fs.open(path, 'r');
-    const probe = Buffer.alloc(BINARY_PROBE_BYTES);
-    const { bytesRead } = await handle.read(probe, 0, BINARY_PROBE_BYTES, 0);
-    return probe.subarray(0, bytesRead).includes(0);
-  } catch {
-    return true;
-  } finally {
-    await handle?.close();
-  }
+/** The searchable text of a file through a verified descriptor (null: binary, too big, special, swapped). */
+async function verifiedText(path: string): Promise<string | null> {
+  return textOf(await readFileForSearch(path, GREP_MAX_FILE_BYTES));
 }
 
 interface RgText {
@@ -224,7 +219,7 @@ export async function* ripgrepMatches(
   ];
   const matcher = new GuardedMatcher(pattern);
   let current = '';
-  let accepted = false;
+  let lines: string[] | null = null;
   for await (const json of ripgrepLines(rg, args, scope.root, signal)) {
     const message = JSON.parse(json) as RgMessage;
     if (message.type !== 'match' || !message.data) continue;
@@ -233,11 +228,16 @@ export async function* ripgrepMatches(
     const absolute = join(scope.root, ...rel.split('/'));
     if (rel !== current) {
       current = rel;
-      accepted = walkerAccepts(scope, rel) && (!filter || filter.matches(rel)) && !(await looksBinary(absolute));
+      // SEC-4: rg opened the file by name; what the model gets is checked against the file read
+      // here through a verified descriptor (binary, special and swapped files give null).
+      const accepted = walkerAccepts(scope, rel) && (!filter || filter.matches(rel));
+      const text = accepted ? await verifiedText(absolute) : null;
+      lines = text === null ? null : text.split('\n');
     }
-    if (!accepted) continue;
+    if (lines === null) continue;
     const content = decode(message.data.lines).replace(/\r?\n$/, '');
     const line = message.data.line_number ?? 0;
+    if ((lines[line - 1] ?? '').replace(/\r$/, '') !== content) continue;
     if (matcher.test(content, `${displayOf(scope, absolute)}:${line}`)) yield { absolute, line, text: content };
   }
 }

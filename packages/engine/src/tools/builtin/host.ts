@@ -32,6 +32,10 @@ export interface ToolHost {
   readonly ask?: (questions: readonly Question[], context: ToolContext) => Promise<QuestionAnswers | 'dismissed'>;
   /** Streams `bash` output as it arrives, for the surfaces. */
   readonly onOutput?: (callId: string, chunk: string) => void;
+  /** Crystal Home: outside the fence even inside the workspace, its secrets refused (SEC-3). */
+  readonly home?: string | undefined;
+  /** The final path the approval policy checked for a call (SEC-4); the tool opens only that. */
+  readonly checkedPath?: ((callId: string) => string | undefined) | undefined;
   /** ripgrep: a path, null for the built-in walker, undefined to look for `rg` on PATH. */
   readonly rgPath?: string | null;
   /** The environment `bash` children get, already scrubbed of keys (SEC-6); default `process.env`. */

@@ -35,9 +35,9 @@ export function listTool(host: ToolHost): ToolDefinition {
       },
       additionalProperties: false,
     },
-    async execute(input) {
+    async execute(input, context) {
       const args = parseArgs('list', schema, input);
-      const scope = await searchScope(host.workspace, args.path);
+      const scope = await searchScope(host, args.path, context?.callId);
       if (scope.kind === 'file') throw new ToolFailure(`${scope.display} is a file, not a folder; use read to see it.`);
       const entries = await entriesOf(scope.root);
       const offset = args.offset ?? 0;

@@ -7,11 +7,11 @@
  * survives and tells the model where to continue. Binary files, images and credential paths
  * are refused with a model-visible failure.
  */
-import { promises as fs } from 'node:fs';
+import type { promises as fs } from 'node:fs';
 import { extname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { ToolDefinition } from '@crystal/core';
-import { resolvePath } from '../fence.js';
+import { checkedTarget, type FenceHost, openCheckedFile } from '../safe-open.js';
 import { optionalPositiveInt, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
@@ -50,29 +50,23 @@ export function readTool(host: ToolHost): ToolDefinition {
       required: ['path'],
       additionalProperties: false,
     },
-    async execute(input) {
+    async execute(input, context) {
       const args = parseArgs('read', schema, input);
-      return readFile(host.workspace, args.path, args.offset ?? 1, Math.min(args.limit ?? READ_MAX_LINES, READ_MAX_LINES));
+      const limit = Math.min(args.limit ?? READ_MAX_LINES, READ_MAX_LINES);
+      return readFile(host, args.path, args.offset ?? 1, limit, context?.callId);
     },
   };
 }
 
-export async function readFile(workspace: string, path: string, offset: number, limit: number): Promise<string> {
-  const verdict = resolvePath(workspace, path);
+export async function readFile(host: FenceHost, path: string, offset: number, limit: number, callId?: string): Promise<string> {
+  const verdict = checkedTarget(host, path, callId);
   if (verdict.credential) throw new ToolFailure(`${verdict.display} is a credentials path; reading it is refused.`);
-  let stat: import('node:fs').Stats;
-  try {
-    stat = await fs.stat(verdict.real);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolFailure(`File not found: ${verdict.display}.`);
-    throw new ToolFailure(`${verdict.display} cannot be read: ${(error as Error).message}.`);
-  }
-  if (stat.isDirectory()) throw new ToolFailure(`${verdict.display} is a folder; use list to see its entries.`);
-  // A FIFO or a device would block or never end.
-  if (!stat.isFile()) throw new ToolFailure(`${verdict.display} is not a regular file and will not be read.`);
-  const handle = await fs.open(verdict.real, 'r').catch((error: Error) => {
-    throw new ToolFailure(`${verdict.display} cannot be read: ${error.message}.`);
-  });
+  // SEC-4, SEC-5: the checked file itself, opened once; a FIFO or a device is refused unopened.
+  const { handle } = await openCheckedFile(
+    verdict.real,
+    verdict.display,
+    `${verdict.display} is a folder; use list to see its entries.`,
+  );
   try {
     const probe = Buffer.alloc(PROBE_BYTES);
     const { bytesRead } = await handle.read(probe, 0, PROBE_BYTES, 0);

@@ -8,9 +8,10 @@
  * - symbolic links never followed, so enumeration cannot leave the fence through a link.
  */
 import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Ignore } from 'ignore';
-import { isCredentialName, isCredentialPath, resolvePath } from '../fence.js';
+import { inHome, isCredentialName, isCredentialPath, isHomeSecret, isWithin, realPath, resolvePath } from '../fence.js';
+import { checkedTarget, type FenceHost, notRegularText } from '../safe-open.js';
 import { ToolFailure } from './failure.js';
 
 export const SKIP_DIRS: readonly string[] = ['bin', 'obj', '.git', '.vs', 'node_modules', 'dist'];
@@ -49,6 +50,8 @@ export interface SearchScope {
   /** What the model called the root (for messages). */
   readonly display: string;
   readonly rules: GitignoreRules;
+  /** Crystal Home (links followed), when the host named it (SEC-3). */
+  readonly home?: string;
 }
 
 /** Resolves the `path` argument of list, glob and grep through the fence. */
@@ -61,23 +64,41 @@ async function loadIgnore(): Promise<IgnoreFactory> {
   return ignoreFactory;
 }
 
-export async function searchScope(workspace: string, path: string | undefined): Promise<SearchScope> {
+export async function searchScope(fence: string | FenceHost, path: string | undefined, callId?: string): Promise<SearchScope> {
   await loadIgnore();
-  const verdict = resolvePath(workspace, path ?? '.');
+  const host: FenceHost = typeof fence === 'string' ? { workspace: fence } : fence;
+  const workspace = host.workspace;
+  const verdict = checkedTarget(host, path ?? '.', callId);
   if (verdict.credential) throw new ToolFailure(`${verdict.display} is a credentials path; it is not searched or listed.`);
-  let kind: 'dir' | 'file';
+  let stat: import('node:fs').Stats;
   try {
-    kind = statSync(verdict.real).isDirectory() ? 'dir' : 'file';
+    stat = statSync(verdict.real);
   } catch {
     throw new ToolFailure(`Path not found: ${verdict.display}.`);
   }
+  // SEC-5: a FIFO, socket or device is never opened (a read would block for ever).
+  if (!stat.isDirectory() && !stat.isFile()) throw new ToolFailure(notRegularText(verdict.display, stat));
+  const kind: 'dir' | 'file' = stat.isDirectory() ? 'dir' : 'file';
   const root = verdict.real;
   const ws = resolvePath(workspace, '.').real;
+  const home = host.home === undefined ? undefined : realPath(resolve(host.home));
   const base = kind === 'dir' ? root : dirname(root);
   let rules = new GitignoreRules(findGitRoot(base) ?? (verdict.inside ? ws : base));
   // A root the model names explicitly is searched even when an ancestor's .gitignore ignores it.
   if (kind === 'dir' && rules.top !== root && rules.ignoresDir(root)) rules = new GitignoreRules(root);
-  return { workspace: ws, root, kind, display: verdict.display, rules };
+  return { workspace: ws, root, kind, display: verdict.display, rules, ...(home === undefined ? {} : { home }) };
+}
+
+/**
+ * SEC-3: whether a walk leaves this path out for Home's sake: Home itself when the walk started
+ * outside it (a workspace that contains Home), and Home's secret files always.
+ */
+export function homeHides(scope: SearchScope, absolute: string, isDir: boolean): boolean {
+  const home = scope.home;
+  if (home === undefined) return false;
+  if (isDir) return absolute === home && !isWithin(home, scope.root) && inHome(home, scope.workspace, absolute);
+  if (!isWithin(home, scope.root) && inHome(home, scope.workspace, absolute)) return true;
+  return isHomeSecret(home, absolute);
 }
 
 /** A file's path as the tools print it: relative to the workspace when inside, else absolute. */
@@ -187,6 +208,7 @@ export function walkerAccepts(scope: SearchScope, rel: string, fileRulesApplied 
   if (dir === undefined) return false;
   const name = rel.slice(slash + 1);
   if (isCredentialName(name)) return false;
+  if (scope.home !== undefined && homeHides(scope, join(dir, name), false)) return false;
   return fileRulesApplied || !scope.rules.ignoresFile(dir, name);
 }
 
@@ -207,7 +229,7 @@ function acceptedDir(scope: SearchScope, relDir: string): string | undefined {
       break;
     }
     dir = join(dir, part);
-    if (scope.rules.ignoresDir(dir)) {
+    if (scope.rules.ignoresDir(dir) || homeHides(scope, dir, true)) {
       dir = undefined;
       break;
     }
@@ -273,11 +295,13 @@ export async function* walkFileBatches(scope: SearchScope, signal?: AbortSignal)
     const rel = frame.prefix + entry.name;
     if (entry.isDirectory()) {
       if (isSkippedDir(entry.name) || isCredentialPath(absolute) || scope.rules.ignoresDir(absolute)) continue;
+      if (homeHides(scope, absolute, true)) continue;
       signal?.throwIfAborted();
       stack.push(await frameOf(absolute, `${rel}/`));
     } else if (entry.isFile()) {
       // The directories on the way were checked as they were entered; the name is what is left.
       if (isCredentialName(entry.name) || scope.rules.ignoresFile(frame.dir, entry.name)) continue;
+      if (scope.home !== undefined && homeHides(scope, absolute, false)) continue;
       out.push({ absolute, rel });
       if (out.length >= WALK_BATCH) {
         yield out;

@@ -3,9 +3,8 @@
  * atomically to the link's final target with the existing mode kept. Returns
  * `Created <rel> (N characters).` or `Wrote <rel> (N characters).` and a capped diff.
  */
-import { promises as fs } from 'node:fs';
 import type { ToolDefinition } from '@crystal/core';
-import { resolvePath } from '../fence.js';
+import { checkedTarget, lstatChecked, notRegularText, readChecked } from '../safe-open.js';
 import { parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
@@ -32,9 +31,9 @@ export function writeTool(host: ToolHost): ToolDefinition {
       required: ['path', 'contents'],
       additionalProperties: false,
     },
-    async execute(input) {
+    async execute(input, context) {
       const args = parseArgs('write', schema, input);
-      const verdict = resolvePath(host.workspace, args.path);
+      const verdict = checkedTarget(host, args.path, context?.callId);
       if (verdict.credential) throw new ToolFailure(`${verdict.display} is a credentials path; writing it is refused.`);
       const bytes = Buffer.byteLength(args.contents, 'utf8');
       if (bytes > WRITE_MAX_BYTES) {
@@ -42,10 +41,15 @@ export function writeTool(host: ToolHost): ToolDefinition {
           `contents is ${bytes} bytes; write takes at most ${WRITE_MAX_BYTES} bytes (2 MiB). Split the file.`,
         );
       }
-      const existing = await fs.stat(verdict.real).catch(() => undefined);
+      // SEC-4, SEC-5: the old text through a verified descriptor, the new through the verified folder.
+      const existing = await lstatChecked(verdict.real);
       if (existing?.isDirectory()) throw new ToolFailure(`${verdict.display} is a folder; give a file path.`);
-      const before = existing && existing.size <= OLD_TEXT_DIFF_MAX_BYTES ? await fs.readFile(verdict.real) : undefined;
-      await writeKeepingMode(verdict.real, args.contents, existing?.mode);
+      if (existing && !existing.isFile()) throw new ToolFailure(notRegularText(verdict.display, existing));
+      const before =
+        existing && existing.size <= OLD_TEXT_DIFF_MAX_BYTES
+          ? (await readChecked(verdict.real, verdict.display)).bytes
+          : undefined;
+      await writeKeepingMode(verdict.real, verdict.display, args.contents, existing?.mode);
       const status = `${existing ? 'Wrote' : 'Created'} ${verdict.display} (${args.contents.length} characters).`;
       const diff =
         existing && !before

@@ -1,0 +1,5 @@
+export * from './server-entries.js';
+export * from './mcp-commands.js';
+export * from './mcp-host.js';
+export * from './mcp-tool.js';
+export * from './project-trust.js';

@@ -1,0 +1,243 @@
+/**
+ * Opening the file that was checked (SEC-4, SEC-5). The fence decides on a path with every link
+ * followed; between that decision and an open by name, a directory on the way can be swapped for
+ * a link out of the workspace. So a tool opens once, with `O_NOFOLLOW` (a link swapped in for the
+ * last component fails), asks the kernel which file the descriptor is (`/proc/self/fd/N` on
+ * Linux; elsewhere the device and inode of the checked path) and refuses unless it is the checked
+ * path; then it reads or writes through that descriptor only. Writes create their temp file and
+ * rename it through the verified directory descriptor (`/proc/self/fd/N/<name>`), so no name is
+ * resolved again. Special files (FIFOs, devices, sockets) are refused from an `lstat` before any
+ * open, and every open carries `O_NONBLOCK`, so nothing here can block the event loop or a
+ * thread-pool thread for ever.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  promises as fs,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  type Stats,
+} from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { ToolFailure } from './builtin/failure.js';
+import { type PathVerdict, resolvePath } from './fence.js';
+
+const PROC_FD = process.platform === 'linux' && existsSync('/proc/self/fd');
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
+const NOCTTY = constants.O_NOCTTY ?? 0;
+const DIRECTORY = constants.O_DIRECTORY ?? 0;
+
+export const SWAPPED_TEXT = 'changed while it was being opened (a link was swapped in); nothing was read or written';
+
+/** The refusal for a file that is not a regular file (SEC-5). */
+export function notRegularText(display: string, stat: Stats): string {
+  const kind = stat.isFIFO()
+    ? 'a FIFO'
+    : stat.isSocket()
+      ? 'a socket'
+      : stat.isCharacterDevice() || stat.isBlockDevice()
+        ? 'a device'
+        : 'a special file';
+  return `${display} is not a regular file (${kind}) and will not be read.`;
+}
+
+/** Which file an open descriptor is; undefined when the platform cannot say. */
+async function descriptorPath(fd: number): Promise<string | undefined> {
+  if (!PROC_FD) return undefined;
+  return fs.readlink(`/proc/self/fd/${fd}`);
+}
+
+/** Throws unless the descriptor is the file at `expected` (the checked, link-free path). */
+async function verifyDescriptor(handle: fs.FileHandle, expected: string, display: string): Promise<Stats> {
+  const stat = await handle.stat();
+  const actual = await descriptorPath(handle.fd);
+  if (actual !== undefined) {
+    if (actual !== expected) throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+    return stat;
+  }
+  // No /proc: the checked path must still name this very file, and hold no link.
+  const [named, real] = await Promise.all([fs.stat(expected).catch(() => undefined), fs.realpath(expected).catch(() => '')]);
+  if (!named || named.dev !== stat.dev || named.ino !== stat.ino || real !== expected) {
+    throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+  }
+  return stat;
+}
+
+function openFailure(display: string, error: NodeJS.ErrnoException): ToolFailure {
+  if (error.code === 'ENOENT') return new ToolFailure(`File not found: ${display}.`);
+  if (error.code === 'ELOOP' || error.code === 'EMLINK') return new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+  return new ToolFailure(`${display} cannot be read: ${error.message}.`);
+}
+
+export interface CheckedFile {
+  readonly handle: fs.FileHandle;
+  readonly stat: Stats;
+}
+
+/**
+ * Opens the checked path `real` for reading: a regular file, the very one that was checked.
+ * A folder is refused with `folderText` when given (else opened as well, for callers that list).
+ */
+export async function openCheckedFile(real: string, display: string, folderText?: string): Promise<CheckedFile> {
+  const before = await fs.lstat(real).catch((error: NodeJS.ErrnoException) => {
+    throw openFailure(display, error);
+  });
+  if (before.isDirectory() && folderText !== undefined) throw new ToolFailure(folderText);
+  if (before.isSymbolicLink()) throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+  if (!before.isFile() && !before.isDirectory()) throw new ToolFailure(notRegularText(display, before));
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(real, constants.O_RDONLY | NOFOLLOW | NONBLOCK | NOCTTY);
+  } catch (error) {
+    throw openFailure(display, error as NodeJS.ErrnoException);
+  }
+  try {
+    const stat = await verifyDescriptor(handle, real, display);
+    if (stat.isDirectory() && folderText !== undefined) throw new ToolFailure(folderText);
+    if (!stat.isFile()) throw new ToolFailure(notRegularText(display, stat));
+    return { handle, stat };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** The whole file (at most `max` bytes when given) through a verified descriptor. */
+export async function readChecked(real: string, display: string, folderText?: string): Promise<{ bytes: Buffer; stat: Stats }> {
+  const { handle, stat } = await openCheckedFile(real, display, folderText);
+  try {
+    return { bytes: await handle.readFile(), stat };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The existing file's stat at the checked path, undefined when there is none; never follows a link. */
+export async function lstatChecked(real: string): Promise<Stats | undefined> {
+  return fs.lstat(real).catch(() => undefined);
+}
+
+/**
+ * Writes `data` to the checked path `real` atomically (temp file, fsync, rename) through a
+ * verified descriptor of its folder. An existing file's `mode` is applied to the temp file before
+ * the rename; a new file gets 0666 less the umask. Parent folders are created first.
+ */
+export async function writeChecked(
+  real: string,
+  display: string,
+  data: string | Uint8Array,
+  mode: number | undefined,
+): Promise<void> {
+  const dir = dirname(real);
+  await fs.mkdir(dir, { recursive: true });
+  let dirHandle: fs.FileHandle;
+  try {
+    dirHandle = await fs.open(dir, constants.O_RDONLY | DIRECTORY | NOFOLLOW | NONBLOCK);
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    if (e.code === 'ELOOP' || e.code === 'ENOTDIR') throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+    throw new ToolFailure(`${display} cannot be written: ${e.message}.`);
+  }
+  try {
+    const stat = await verifyDescriptor(dirHandle, dir, display);
+    if (!stat.isDirectory()) throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+    // Through the descriptor where the platform has one: no name on the way is looked up again.
+    const base = PROC_FD ? `/proc/self/fd/${dirHandle.fd}` : dir;
+    const name = basename(real);
+    const existing = await fs.lstat(`${base}/${name}`).catch(() => undefined);
+    if (existing && !existing.isFile() && !existing.isSymbolicLink()) throw new ToolFailure(notRegularText(display, existing));
+    const temp = `${base}/.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o666);
+    try {
+      await handle.writeFile(data);
+      if (mode !== undefined) await handle.chmod(mode & 0o7777);
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await fs.rm(temp, { force: true });
+      throw error;
+    }
+    await handle.close();
+    try {
+      await fs.rename(temp, `${base}/${name}`);
+    } catch (error) {
+      await fs.rm(temp, { force: true });
+      throw error;
+    }
+    await dirHandle.sync().catch(() => undefined);
+  } finally {
+    await dirHandle.close();
+  }
+}
+
+/** What a path tool needs to find the file the approval checked. */
+export interface FenceHost {
+  readonly workspace: string;
+  /** Crystal Home: its contents are outside the fence and its secrets refused (SEC-3). */
+  readonly home?: string | undefined;
+  /** The final path the approval policy checked for a call, when it checked one (SEC-4). */
+  readonly checkedPath?: ((callId: string) => string | undefined) | undefined;
+}
+
+/**
+ * The path a tool acts on: resolved through the fence once more, and refused when that is not
+ * the path the approval policy checked for this call (a link swapped in between the two).
+ */
+export function checkedTarget(host: FenceHost, path: string, callId: string | undefined): PathVerdict {
+  const verdict = resolvePath(host.workspace, path, host.home);
+  const checked = callId === undefined ? undefined : host.checkedPath?.(callId);
+  if (checked !== undefined && checked !== verdict.real) {
+    throw new ToolFailure(`${path} changed after it was approved (a link was swapped in); nothing was read or written.`);
+  }
+  return verdict;
+}
+
+/**
+ * A small file read synchronously for search (grep's batches), or null when it is not a regular
+ * file, is larger than `max`, or is not the file at `path` (SEC-4, SEC-5): `lstat` first, so a
+ * FIFO or a device is never opened, then `O_NOFOLLOW | O_NONBLOCK` and the descriptor checked.
+ */
+export function readSmallFileSync(path: string, max: number): Buffer | null {
+  try {
+    if (!lstatSync(path).isFile()) return null;
+  } catch {
+    return null;
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK | NOCTTY);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > max) return null;
+    if (PROC_FD && readlinkSync(`/proc/self/fd/${fd}`) !== path) return null;
+    return readFileSync(fd);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** As `readSmallFileSync` through the thread pool, for larger files; at most `max` bytes or null. */
+export async function readFileForSearch(path: string, max: number): Promise<Buffer | null> {
+  try {
+    const { handle, stat } = await openCheckedFile(path, path);
+    try {
+      if (stat.size > max) return null;
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return null;
+  }
+}

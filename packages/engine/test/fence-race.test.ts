@@ -1,0 +1,135 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ParsedToolCall, ToolExecutor } from '@crystal/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ApprovalMode, createApprovalPolicy } from '../src/approval/index.js';
+import { builtinExceptionMapper, TodoStore } from '../src/tools/builtin/index.js';
+import { findRipgrep } from '../src/tools/builtin/ripgrep.js';
+import { createBuiltinTools } from '../src/tools/catalog.js';
+
+const never = new AbortController().signal;
+let racer: ChildProcess | undefined;
+afterEach(() => {
+  racer?.kill('SIGKILL');
+  racer = undefined;
+});
+
+/**
+ * A real racing process: it swaps `ws/d` between the real folder and a link to `outside` in a
+ * loop until it is killed, holding each state for a fraction of a millisecond so that both the
+ * swaps and the calls between them happen. Resolves once the first swap has happened.
+ */
+async function startRacer(ws: string, outside: string): Promise<void> {
+  const script = `
+    const fs = require('node:fs');
+    process.chdir(${JSON.stringify(ws)});
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    let first = true;
+    for (;;) {
+      try { fs.renameSync('d', 'd.real'); fs.symlinkSync(${JSON.stringify(outside)}, 'd'); } catch {}
+      if (first) { process.stdout.write('racing\\n'); first = false; }
+      Atomics.wait(pause, 0, 0, 0.3);
+      try { fs.unlinkSync('d'); fs.renameSync('d.real', 'd'); } catch {}
+      Atomics.wait(pause, 0, 0, 0.3);
+    }`;
+  racer = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    racer?.stdout?.once('data', () => resolve());
+    racer?.once('exit', (code) => reject(new Error(`the racer exited early (${code})`)));
+  });
+}
+
+function fixture() {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'crystal-sec4-')));
+  const ws = join(base, 'ws');
+  const outside = join(base, 'outside');
+  mkdirSync(join(ws, 'd'), { recursive: true });
+  mkdirSync(outside);
+  writeFileSync(join(ws, 'd', 'secret.txt'), 'inside text\n');
+  writeFileSync(join(outside, 'secret.txt'), 'OUTSIDE SECRET\n');
+  return { base, ws, outside };
+}
+
+/** The real policy (no operator: an outside call is denied, as in `crystal run`) and the real tools. */
+function executor(mode: ApprovalMode, ws: string, home: string, rgPath: string | null = null): ToolExecutor {
+  const policy = createApprovalPolicy({ mode, plan: () => false, workspace: ws, home });
+  const tools = createBuiltinTools({
+    workspace: ws,
+    home,
+    bashTimeoutMs: null,
+    todos: new TodoStore(),
+    rgPath,
+    checkedPath: (callId) => policy.checkedPath(callId),
+  });
+  return new ToolExecutor({ tools, policy, mapException: builtinExceptionMapper });
+}
+
+let id = 0;
+const call = (name: string, input: Record<string, unknown>): ParsedToolCall => ({
+  id: `r${++id}`,
+  name,
+  arguments: JSON.stringify(input),
+  input,
+});
+
+describe('the file a tool opens is the file that was checked (SEC-4)', () => {
+  it('SEC-4 2,000 reads raced by a process swapping a folder for a link out: 0 outside reads', async () => {
+    const { base, ws, outside } = fixture();
+    const tools = executor('default', ws, join(base, 'home'));
+    await startRacer(ws, outside);
+    let outsideReads = 0;
+    let insideReads = 0;
+    for (let i = 0; i < 2000; i++) {
+      const [result] = await tools.runBatch([call('read', { path: 'd/secret.txt' })], never);
+      const text = result?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';
+      if (text.includes('OUTSIDE')) outsideReads++;
+      if (text.includes('inside text')) insideReads++;
+    }
+    expect(outsideReads, `${insideReads} inside reads`).toBe(0);
+    expect(insideReads, `${outsideReads} outside reads`).toBeGreaterThan(0);
+  });
+
+  it('SEC-4 2,000 edits and writes raced the same way: 0 outside writes', async () => {
+    const { base, ws, outside } = fixture();
+    const tools = executor('edit', ws, join(base, 'home'));
+    await startRacer(ws, outside);
+    let written = 0;
+    for (let i = 0; i < 2000; i++) {
+      // Only the outside file holds SECRET: an edit that finds it wrote outside the fence.
+      await tools.runBatch([call('edit', { path: 'd/secret.txt', old_string: 'SECRET', new_string: 'PWNED' })], never);
+      if (i % 10 === 0) {
+        const [write] = await tools.runBatch([call('write', { path: `d/new-${i}.txt`, contents: 'x' })], never);
+        if (write?.isError === false) written++;
+      }
+    }
+    racer?.kill('SIGKILL');
+    expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('OUTSIDE SECRET\n');
+    expect(readdirSync(outside)).toEqual(['secret.txt']);
+    expect(written).toBeGreaterThan(0);
+  });
+
+  for (const [label, rg] of [
+    ['the walker', null],
+    ['ripgrep', findRipgrep()],
+  ] as Array<[string, string | null]>) {
+    it.runIf(label === 'the walker' || rg !== null)(
+      `SEC-4 300 greps with ${label} raced the same way: 0 outside matches`,
+      async () => {
+        const { base, ws, outside } = fixture();
+        const tools = executor('default', ws, join(base, 'home'), rg);
+        await startRacer(ws, outside);
+        let outsideMatches = 0;
+        for (let i = 0; i < 300; i++) {
+          for (const input of [{ pattern: 'SECRET|inside', path: 'd' }, { pattern: 'SECRET|inside' }]) {
+            const [result] = await tools.runBatch([call('grep', input)], never);
+            const text = result?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';
+            if (text.includes('OUTSIDE')) outsideMatches++;
+          }
+        }
+        expect(outsideMatches).toBe(0);
+      },
+    );
+  }
+});
