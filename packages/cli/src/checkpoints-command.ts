@@ -136,6 +136,8 @@ export async function rewindCommand(argv: readonly string[]): Promise<number> {
     resume: id,
     env: {},
     offline: true,
+    offlineWriter: true,
+    surface: 'crystal rewind',
   });
   const checkpoints = session.checkpoints;
   if (!checkpoints) throw new UsageError('Checkpoints are off (checkpoints.enabled is false in config.json).');
@@ -146,6 +148,8 @@ export async function rewindCommand(argv: readonly string[]): Promise<number> {
     );
   } catch (error) {
     throw new UsageError((error as Error).message);
+  } finally {
+    session.release();
   }
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   const output = describe(

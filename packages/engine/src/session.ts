@@ -94,6 +94,8 @@ export interface SessionOptions {
   readonly surface?: string;
   /** Read the session without taking its lock (the source of a `/fork`); it is never saved. */
   readonly readOnly?: boolean;
+  /** CKPT-5: offline (no model client) but saved and locked, for `crystal rewind`. */
+  readonly offlineWriter?: boolean;
 }
 
 export interface TurnHooks {
@@ -161,7 +163,7 @@ export class Session {
     }
     // SEC-8: an id from the command line is checked before any path is built from it.
     if (resumeId !== undefined) requireSessionId(resumeId);
-    const writer = !options.offline && !options.readOnly;
+    const writer = (!options.offline || options.offlineWriter === true) && !options.readOnly;
     const newId = resumeId ?? newSessionId();
     // REL-2: one writer per session across processes; a read-only Home fails here, before any request.
     const lock = writer ? SessionLock.acquire(options.home, newId, options.surface ?? 'crystal') : undefined;
@@ -877,7 +879,7 @@ export class Session {
   }
 
   async save(): Promise<string> {
-    if (this.options.readOnly || this.options.offline)
+    if (this.options.readOnly || (this.options.offline && !this.options.offlineWriter))
       throw new UsageError(`Session ${this.state.id} was opened read-only here and is not saved.`);
     this.state.updatedUtc = new Date().toISOString();
     let path: string;
