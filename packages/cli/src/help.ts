@@ -35,6 +35,8 @@ Usage:
   crystal logout [PROVIDER]      remove a stored key
   crystal models [PROVIDER]      list the models a provider serves (--json; 'models add P M')
   crystal demo [--run]           an offline demo against a scripted fake provider, no key needed
+  crystal checkpoints ID|gc      list a session's checkpoints (--json), or free old ones
+  crystal rewind ID --to N       restore files and conversation to before message N (--code, --chat, --force)
   crystal --version              print the version
   crystal --help                 print this help
 

@@ -38,6 +38,10 @@ async function main(argv: string[]): Promise<number> {
     const { exportCommand } = await import('./sessions-command.js');
     return exportCommand(rest);
   }
+  if (command === 'checkpoints' || command === 'rewind') {
+    const { checkpointsCommand, rewindCommand } = await import('./checkpoints-command.js');
+    return command === 'rewind' ? rewindCommand(rest) : checkpointsCommand(rest);
+  }
   if (command === 'login' || command === 'logout' || command === 'models') {
     const setup = await import('./setup-commands.js');
     return (command === 'login' ? setup.loginCommand : command === 'logout' ? setup.logoutCommand : setup.modelsCommand)(rest);

@@ -39,6 +39,7 @@ import { persistPreferences, resolveModelArgument } from './preferences.js';
 import type { ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
+import { checkpointCommand } from './checkpoints/commands.js';
 import { fsOperatorMessage } from './fs-errors.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
@@ -857,6 +858,9 @@ export class SessionController {
         await this.replace({ resume: id, continueLatest: false }, true);
         return { kind: 'text', text: `Forked to ${id}; the source session is unchanged.` };
       }
+      case 'rewind':
+      case 'undo':
+        return checkpointCommand(this.active, command.spec.name, arg);
       case 'login':
         // The terminal asks for the key itself, off the composer; other surfaces cannot hide it.
         return {

@@ -77,6 +77,8 @@ export type EngineEvent =
       readonly skipped?: string;
       readonly error?: string;
     }
-  | { readonly type: 'session-saved'; readonly path: string };
+  | { readonly type: 'session-saved'; readonly path: string }
+  /** CKPT-3: a rewind happened / the `/rewind` list, for a surface's picker. */
+  | import('./checkpoints/checkpoints.js').CheckpointEvent;
 
 export type EngineListener = (event: EngineEvent) => void;

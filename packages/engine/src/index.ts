@@ -37,6 +37,7 @@ export * from './message-admission.js';
 export * from './discovery.js';
 export { editConfig, persistPreferences } from './preferences.js';
 export * from './config/json-edit.js';
+export * from './checkpoints/index.js';
 export * from './file-mentions.js';
 export * from './change-preview.js';
 export * from './shell-escape.js';

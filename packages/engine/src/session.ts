@@ -62,6 +62,7 @@ import {
 import { interruptedResult, runTurn } from './turn.js';
 import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
+import { Checkpoints, checkpointLimitsOf } from './checkpoints/index.js';
 import { admitUserText } from './message-admission.js';
 
 export interface SessionOptions {
@@ -87,10 +88,14 @@ export interface SessionOptions {
   readonly clientOptions?: ClientOptions;
   /** Open without a model client (export, listing): any request fails with a clear error. */
   readonly offline?: boolean;
+  /** CKPT-1: checkpoints before turns and tool batches (default: on unless `checkpoints.enabled` is false). */
+  readonly checkpoints?: boolean;
   /** Which surface opens it, named in the lock a second opener is shown (REL-2). */
   readonly surface?: string;
   /** Read the session without taking its lock (the source of a `/fork`); it is never saved. */
   readonly readOnly?: boolean;
+  /** CKPT-5: offline (no model client) but saved and locked, for `crystal rewind`. */
+  readonly offlineWriter?: boolean;
   /** `--skills on|off` for this process; over `config.json` `skills` (SKILL-1). */
   readonly skills?: boolean | undefined;
   /** The user's home folder for the Claude, agents and OpenCode folders; defaults to `os.homedir()`. */
@@ -170,7 +175,7 @@ export class Session {
     }
     // SEC-8: an id from the command line is checked before any path is built from it.
     if (resumeId !== undefined) requireSessionId(resumeId);
-    const writer = !options.offline && !options.readOnly;
+    const writer = (!options.offline || options.offlineWriter === true) && !options.readOnly;
     const newId = resumeId ?? newSessionId();
     // REL-2: one writer per session across processes; a read-only Home fails here, before any request.
     const lock = writer ? SessionLock.acquire(options.home, newId, options.surface ?? 'crystal') : undefined;
@@ -234,6 +239,15 @@ export class Session {
     const { attachments, notes, unavailable } = await openImages(options, state);
     const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes], lock);
     session.attachments = attachments;
+    if (options.checkpoints !== false && options.config.checkpoints?.enabled !== false) {
+      session.checkpoints = new Checkpoints({
+        home: options.home,
+        workspace: options.workspace,
+        sessionId: state.id,
+        limits: checkpointLimitsOf(options.config),
+        publish: (event) => session.publish(event),
+      });
+    }
     // The resume note already named these (IMG-13: one note); requests do not repeat it.
     for (const number of unavailable) session.reportedUnavailable.add(number);
     return session;
@@ -282,6 +296,24 @@ export class Session {
     const reported = this.state.usage.inputTokens + this.state.usage.outputTokens;
     const tokens = reported > 0 ? reported : estimateTokens(this.state.context);
     return Math.min(100, Math.round((100 * tokens) / window));
+  }
+
+  /** CKPT-1..6: this session's checkpoints (undefined when turned off). */
+  checkpoints: Checkpoints | undefined;
+
+  /**
+   * CKPT-3: a conversation rewind: the model context goes back to `context` (saved before turn
+   * `turn`), the next message is turn `turn` again; the archive keeps everything.
+   */
+  async rewindConversation(context: readonly ChatMessage[], turn: number): Promise<void> {
+    if (this.busy)
+      throw new UsageError('The conversation cannot be rewound while a turn is running; wait for it or cancel it first.');
+    const system = this.state.context[0]?.role === 'system' ? [this.state.context[0]] : [];
+    this.state.context = [...system, ...context];
+    this.state.userTurns = turn - 1;
+    this.state.pendingApprovals = [];
+    this.meter.reset();
+    await this.save();
   }
 
   /** The attachment seam of this session (terminal, run and Web alike: WEB-10). */
@@ -384,6 +416,7 @@ export class Session {
           this.state.archive.push(closed);
           this.state.pendingApprovals = [];
         }
+        await this.checkpoints?.beforeTurn(this.state.userTurns + 1, text, this.state.context.slice(1));
         const user = userMessage(text);
         this.state.context.push(user);
         this.state.archive.push(user);
@@ -431,6 +464,9 @@ export class Session {
           prepareMessages: (messages) => this.prepareMessages(messages),
           ...(resumeBatch ? { resumeBatch } : {}),
           adoptToolResults: (results) => this.adoptToolResults(results),
+          ...(this.checkpoints
+            ? { aroundBatch: (calls, run) => (this.checkpoints as Checkpoints).aroundBatch(this.state.userTurns, calls, run) }
+            : {}),
           onRoundRefused: async (error) => this.refuseImages(error),
           compactBeforeRound: async (lastReported, signal) => {
             const result = await this.runCompaction(false, lastReported, signal);
@@ -462,6 +498,7 @@ export class Session {
       else if (outcome.usage.inputTokens + outcome.usage.outputTokens > 0) this.state.usage = outcome.usage;
       this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, outcome.usage);
       this.publish({ type: 'usage', turn: outcome.usage, session: this.state.cumulativeUsage });
+      await this.checkpoints?.flush();
       // FAIL-1: saved after every turn, a failed one included. REL-3: a save that fails is
       // reported (path and reason) and the turn stays in memory for the next save that can.
       await this.save().catch(() => undefined);
@@ -856,7 +893,7 @@ export class Session {
   }
 
   async save(): Promise<string> {
-    if (this.options.readOnly || this.options.offline)
+    if (this.options.readOnly || (this.options.offline && !this.options.offlineWriter))
       throw new UsageError(`Session ${this.state.id} was opened read-only here and is not saved.`);
     this.state.updatedUtc = new Date().toISOString();
     let path: string;

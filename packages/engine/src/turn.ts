@@ -70,6 +70,8 @@ export interface TurnInput {
    * and never run twice. Then the turn goes on with the next model round.
    */
   readonly resumeBatch?: { readonly calls: readonly ParsedToolCall[]; readonly rerun: ReadonlySet<string> };
+  /** CKPT-1: wraps every tool batch (checkpoints scan the files before and after it). */
+  readonly aroundBatch?: (calls: readonly ParsedToolCall[], run: () => Promise<ToolResultPart[]>) => Promise<ToolResultPart[]>;
 }
 
 export const INTERRUPTED_CALL_TEXT = 'The call was interrupted when the process stopped and was not run again.';
@@ -214,7 +216,7 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     const executor = input.executorForRound();
     input.publish({ type: 'tool-calls', calls });
     const again = calls.filter((c) => rerun.has(c.id));
-    const ran = again.length > 0 && executor ? await executor.runBatch(again, input.signal) : [];
+    const ran = again.length > 0 && executor ? await runBatch(input, again, () => executor.runBatch(again, input.signal)) : [];
     const byId = new Map(ran.map((r) => [r.callId, r]));
     await appendResults(
       calls,
@@ -322,11 +324,20 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
     await input.checkpoint?.();
     input.budget.toolCalls += result.calls.length;
     input.publish({ type: 'tool-calls', calls: result.calls });
-    await appendResults(result.calls, await executor.runBatch(result.calls, input.signal));
+    const calls = result.calls;
+    await appendResults(calls, await runBatch(input, calls, () => executor.runBatch(calls, input.signal)));
     if (input.signal.aborted) return interrupted('');
     await sendFollowUps();
     await input.checkpoint?.();
   }
+}
+
+function runBatch(
+  input: TurnInput,
+  calls: readonly ParsedToolCall[],
+  run: () => Promise<ToolResultPart[]>,
+): Promise<ToolResultPart[]> {
+  return input.aroundBatch ? input.aroundBatch(calls, run) : run();
 }
 
 function recordOf(call: ParsedToolCall, result: ToolResultPart): ToolCallRecord {

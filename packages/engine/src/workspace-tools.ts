@@ -146,7 +146,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.env ? { env: options.env } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
     ...(options.onMcpChange ? { onChange: options.onMcpChange } : {}),
-    ...(options.wrapMcpStdio ? { wrapStdio: options.wrapMcpStdio } : {}),
+    // SBX-1 / MCP-2: a project's stdio servers are project code and start inside the OS sandbox.
+    ...(options.wrapMcpStdio ? { wrapStdio: options.wrapMcpStdio } : sandboxedProjectServers(containment)),
     autoStart: options.deferMcpStart !== true,
   });
   const externalFacts = externalToolFacts(external.tools);
@@ -218,6 +219,21 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     mode: () => mode,
     setMode: (next) => {
       mode = next;
+    },
+  };
+}
+
+/** The stdio hook that starts the project's (`.mcp.json`) servers in the sandbox; Home's run as configured. */
+function sandboxedProjectServers(containment: Containment): { wrapStdio?: StdioWrapper } {
+  if (!containment.sandboxed) return {};
+  return {
+    wrapStdio: (launch, spec) => {
+      if (spec.source !== 'project') return launch;
+      const wrapped = containment.wrap({ argv: [launch.command, ...launch.args], cwd: launch.cwd, env: { ...launch.env } });
+      if (!wrapped) return launch;
+      const env: Record<string, string> = {};
+      for (const [key, value] of Object.entries(wrapped.env)) if (value !== undefined) env[key] = value;
+      return { command: wrapped.file, args: [...wrapped.args], env, cwd: launch.cwd };
     },
   };
 }

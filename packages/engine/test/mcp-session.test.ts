@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
@@ -289,6 +289,26 @@ describe('MCP-2 project servers need a trusted workspace', () => {
     const trusted = await setup({ projectFile: file, trust: true });
     expect(trusted.tools.notes).toEqual([]);
     expect(trusted.tools.tools().map((t) => t.name)).toContain('mcp__proj__echo');
+  });
+
+  it('SBX-1 MCP-2 a project stdio server starts inside the OS sandbox: its write outside the workspace never lands; a Home server is not wrapped', async () => {
+    // Not an MCP server: a child that writes beside the workspace at start-up, then stays a moment.
+    const writer = (marker: string) => ({
+      command: process.execPath,
+      args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x'); setTimeout(() => {}, 300);`],
+    });
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), 'crystal-mcp-outside-')));
+    const projectMarker = join(outside, 'from-project');
+    const homeMarker = join(outside, 'from-home');
+    const { workspace } = await setup({
+      projectFile: { mcpServers: { proj: writer(projectMarker) } },
+      mcpServers: { mine: writer(homeMarker) },
+      trust: true,
+      config: { sandbox: 'workspace-write' } as Partial<Config>,
+    });
+    expect(workspace).not.toBe(outside);
+    expect(existsSync(homeMarker)).toBe(true);
+    expect(existsSync(projectMarker)).toBe(false);
   });
 
   it('MCP-2 Home config.json mcpServers start in any workspace', async () => {

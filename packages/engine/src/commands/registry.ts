@@ -67,6 +67,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'export', aliases: [], usage: '/export [json|markdown] [path]', summary: 'Export the conversation.', phase: 'report' },
   { name: 'todos', aliases: ['todo'], usage: '/todos', summary: 'Print the todo list.', phase: 'report' },
   { name: 'stats', aliases: [], usage: '/stats', summary: 'Session statistics.', phase: 'report' },
+  {
+    name: 'rewind',
+    aliases: ['checkpoint'],
+    usage: '/rewind [N [code|chat|both]]',
+    summary: 'Rewind code and/or conversation to before a message.',
+    phase: 'idle-only',
+  },
+  { name: 'undo', aliases: [], usage: '/undo', summary: "Undo the last turn's file changes.", phase: 'idle-only' },
   { name: 'mcp', aliases: [], usage: '/mcp', summary: 'MCP servers: state, tools, prompts, errors.', phase: 'report' },
   { name: 'btw', aliases: ['side'], usage: '/btw <question>', summary: 'Ask a side question.', phase: 'side' },
   {

@@ -126,6 +126,16 @@ export const configSchema = z.object({
   /** Extra certificate authorities (PEM) for provider HTTPS, added to the defaults; relative to Home. */
   caFile: z.optional(z.string().check(z.minLength(1))),
   compactionThreshold: z.optional(z.number().check(z.gt(0), z.maximum(1))),
+  /** CKPT-2: checkpoints of the files each turn changes (limits in bytes). */
+  checkpoints: z.optional(
+    z.object({
+      enabled: z.optional(z.boolean()),
+      maxFileBytes: z.optional(positiveInt()),
+      maxBinaryBytes: z.optional(positiveInt()),
+      sessionCapBytes: z.optional(positiveInt()),
+      globalCapBytes: z.optional(positiveInt()),
+    }),
+  ),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
   workspaceTrust: z.optional(z.boolean()),
   /** MCP servers in Claude Code's format (MCP-2); each entry is checked by `@crystal/mcp`, a bad one is skipped with a note. */

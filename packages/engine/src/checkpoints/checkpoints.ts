@@ -1,0 +1,599 @@
+/**
+ * Checkpoints of one session (CKPT-1..6): taken before every user turn and around every tool
+ * batch, rewound by `/rewind`, `/undo` and `crystal rewind`.
+ *
+ * Capture. Before the first turn the whole workspace is walked once and every file's content
+ * is stored (chunked, deduplicated: a second session on the same tree reads only what changed,
+ * thanks to the persisted stat index). Around a batch:
+ * - `edit`/`write` (and read-only tools): the named paths are stat-ed before and after — the
+ *   tool says which file it changes, so an unchanged tree costs nothing;
+ * - anything else (`bash`, exec tools, MCP, unknown tools): a stat walk before and after, and
+ *   only files whose size, mtime, ctime or inode changed are read. The walk before catches what
+ *   the operator changed meanwhile, so it is never taken for the agent's work.
+ *
+ * Rewind. "Before turn N" is: every file changed by a batch after turn N's checkpoint goes back
+ * to the state before the first such change. A file whose content is no longer what the agent
+ * left (the operator or another program changed it) is a conflict: refused unless forced. Each
+ * file is written to a temp file beside it and renamed over it, after a journal names every
+ * file and its target: a restore killed with -9 leaves each file old or new, and re-running the
+ * rewind finishes it.
+ */
+import { createHash } from 'node:crypto';
+import { promises as fs, lstatSync, realpathSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import type { ChatMessage, ParsedToolCall, ToolResultPart } from '@crystal/core';
+import { writeFileAtomic } from '../atomic-write.js';
+import { fromItems, type SessionItem, toItems } from '../transcript-items.js';
+import {
+  type BatchRecord,
+  type CheckpointLog,
+  type CheckpointRecord,
+  liveTurns,
+  readLog,
+  type TurnRecord,
+  turnRecord,
+  writeLog,
+} from './log.js';
+import { collectGarbage } from './gc.js';
+import { ChunkStore, sha256 } from './store.js';
+import {
+  ABSENT,
+  type Change,
+  type CheckpointLimits,
+  DEFAULT_CHECKPOINT_LIMITS,
+  type FileState,
+  isBinary,
+  sameContent,
+  WorkspaceTracker,
+} from './tracker.js';
+
+/** Tools that change no file. */
+const READ_ONLY = new Set(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question', 'view_image', 'describe_image']);
+/** Tools that change exactly the file their `path` argument names. */
+const PATH_TOOLS = new Set(['edit', 'write']);
+
+export type CheckpointEvent =
+  | {
+      readonly type: 'checkpoint-restored';
+      readonly turn: number;
+      readonly code: boolean;
+      readonly chat: boolean;
+      readonly files: readonly string[];
+      /** The user message of turn N: surfaces put it back into the composer for editing. */
+      readonly composerText?: string;
+    }
+  | { readonly type: 'rewind-picker'; readonly entries: readonly RewindEntry[] };
+
+export interface RewindEntry {
+  readonly turn: number;
+  readonly text: string;
+  readonly at: string;
+  /** Files changed by this turn's batches and later ones (what a code rewind to it restores). */
+  readonly files: number;
+}
+
+export interface RewindOptions {
+  readonly to: number;
+  readonly code: boolean;
+  readonly chat: boolean;
+  readonly force?: boolean;
+}
+
+export interface Conflict {
+  readonly path: string;
+  readonly reason: string;
+}
+
+export interface RewindResult {
+  readonly turn: number;
+  /** False when conflicts stopped it (nothing was written). */
+  readonly applied: boolean;
+  readonly restored: readonly string[];
+  readonly conflicts: readonly Conflict[];
+  readonly notRestorable: readonly Conflict[];
+  readonly chat: boolean;
+  readonly composerText: string;
+  /** Whether an interrupted restore was finished first. */
+  readonly finishedJournal: boolean;
+}
+
+interface Target {
+  readonly path: string;
+  readonly expected: FileState;
+  readonly target: FileState;
+}
+
+interface Journal {
+  readonly version: 1;
+  readonly session: string;
+  readonly turn: number;
+  readonly undo: readonly number[];
+  readonly targets: readonly Target[];
+}
+
+export interface CheckpointsOptions {
+  readonly home: string;
+  readonly workspace: string;
+  readonly sessionId: string;
+  readonly limits?: Partial<CheckpointLimits> | undefined;
+  readonly publish?: (event: CheckpointEvent | { type: 'note'; text: string }) => void;
+}
+
+export class Checkpoints {
+  readonly store: ChunkStore;
+  readonly tracker: WorkspaceTracker;
+  readonly limits: CheckpointLimits;
+  private log: CheckpointLog | undefined;
+  private loaded = false;
+  private indexLoaded = false;
+  private failedNote = false;
+  readonly workspace: string;
+
+  constructor(readonly options: CheckpointsOptions) {
+    this.limits = { ...DEFAULT_CHECKPOINT_LIMITS, ...(options.limits ?? {}) };
+    this.store = ChunkStore.forHome(options.home);
+    let workspace = resolve(options.workspace);
+    try {
+      workspace = realpathSync(workspace);
+    } catch {
+      // A missing workspace: the walk finds nothing.
+    }
+    this.workspace = workspace;
+    let home = resolve(options.home);
+    try {
+      home = realpathSync(home);
+    } catch {
+      // Home is made on first write.
+    }
+    this.tracker = new WorkspaceTracker(workspace, this.store, this.limits, [home]);
+  }
+
+  get sessionId(): string {
+    return this.options.sessionId;
+  }
+
+  private get indexPath(): string {
+    return join(this.options.home, 'checkpoints', 'index', `${sha256(this.workspace)}.json`);
+  }
+
+  /** The session's checkpoint log (read once). */
+  async records(): Promise<CheckpointLog> {
+    if (!this.loaded) {
+      this.log = await readLog(this.options.home, this.options.sessionId);
+      this.loaded = true;
+    }
+    this.log ??= { version: 1, session: this.options.sessionId, workspace: this.workspace, records: [] };
+    return this.log;
+  }
+
+  private nextSeq(log: CheckpointLog): number {
+    return (log.records.at(-1)?.seq ?? 0) + 1;
+  }
+
+  private note(error: unknown): void {
+    if (this.failedNote) return;
+    this.failedNote = true;
+    this.options.publish?.({
+      type: 'note',
+      text: `Checkpoint not taken: ${(error as Error).message}. Rewind may not restore this turn's files.`,
+    });
+  }
+
+  private async ensureIndex(): Promise<void> {
+    if (this.indexLoaded) return;
+    this.indexLoaded = true;
+    try {
+      this.tracker.loadJson(JSON.parse(await fs.readFile(this.indexPath, 'utf8')));
+    } catch {
+      // No index yet: the first walk reads every file.
+    }
+  }
+
+  /**
+   * The stat index is a cache (a file whose stat differs is read again), so it is written when
+   * many entries changed (the first walk), not after every edit: at 50,000 files it is megabytes.
+   */
+  private async persistIndex(): Promise<void> {
+    if (this.tracker.dirty === 0 || (this.tracker.dirty < 64 && this.tracker.size > 5000)) return;
+    this.tracker.dirty = 0;
+    await writeFileAtomic(this.indexPath, JSON.stringify(this.tracker.toJson()), 0o600);
+  }
+
+  /** CKPT-1: the checkpoint before user turn `turn`: files as they are now, and the model context. */
+  async beforeTurn(turn: number, text: string, context: readonly ChatMessage[]): Promise<void> {
+    await this.pending;
+    try {
+      await this.finishJournal();
+      await this.ensureIndex();
+      // The first walk (every new file read and stored) overlaps the model's first round;
+      // the first tool batch waits for it, so no batch runs before its "before" is known.
+      this.baseline ??= this.tracker.scanAll().then(
+        () => undefined,
+        (error: unknown) => this.note(error),
+      );
+      this.autoPrune ??= this.pruneDaily();
+      const log = await this.records();
+      const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))));
+      const record: TurnRecord = {
+        seq: this.nextSeq(log),
+        kind: 'turn',
+        turn,
+        at: new Date().toISOString(),
+        text,
+        context: contextHash,
+      };
+      log.records.push(record);
+      await writeLog(this.options.home, log);
+    } catch (error) {
+      this.note(error);
+    }
+  }
+
+  private baseline: Promise<void> | undefined;
+  private autoPrune: Promise<void> | undefined;
+
+  /**
+   * CKPT-2: once a day (a marker file in Home), the caps are applied in the background: logs
+   * written in the last hour (live sessions) are left alone, and only files unreferenced for an
+   * hour are swept.
+   */
+  private async pruneDaily(): Promise<void> {
+    const marker = join(this.options.home, 'checkpoints', 'last-gc');
+    try {
+      const stat = await fs.stat(marker).catch(() => undefined);
+      if (stat && Date.now() - stat.mtimeMs < 24 * 3600_000) return;
+      await writeFileAtomic(marker, new Date().toISOString(), 0o600);
+      await collectGarbage(this.options.home, { limits: this.limits, graceMs: 3600_000, skipRecentMs: 3600_000 });
+    } catch (error) {
+      this.note(error);
+    }
+  }
+
+  private pending: Promise<void> = Promise.resolve();
+
+  /** Waits for the capture after the last batch (the session calls it before the turn ends). */
+  async flush(): Promise<void> {
+    await this.autoPrune;
+    await this.baseline;
+    await this.pending;
+    await this.persistIndex().catch((error: unknown) => this.note(error));
+  }
+
+  /**
+   * CKPT-1: runs a tool batch between a scan before and a scan after; what changed is recorded.
+   * The scan after runs once the results are handed back (it overlaps the next model round) and
+   * is awaited before the next batch, the next turn, a rewind and the end of the turn.
+   */
+  async aroundBatch(
+    turn: number,
+    calls: readonly ParsedToolCall[],
+    run: () => Promise<ToolResultPart[]>,
+  ): Promise<ToolResultPart[]> {
+    await this.pending;
+    await this.baseline;
+    let paths: string[] | 'all' | undefined;
+    try {
+      paths = await this.scopeOf(calls);
+      await this.ensureIndex();
+      if (paths === 'all') await this.tracker.scanAll();
+      else if (paths.length > 0) await this.tracker.scanPaths(paths);
+    } catch (error) {
+      this.note(error);
+      paths = undefined;
+    }
+    const results = await run();
+    if (paths === undefined || (paths !== 'all' && paths.length === 0)) return results;
+    const scope = paths;
+    this.pending = this.captureAfter(turn, calls, scope);
+    return results;
+  }
+
+  private async captureAfter(turn: number, calls: readonly ParsedToolCall[], paths: string[] | 'all'): Promise<void> {
+    try {
+      const changes = paths === 'all' ? await this.tracker.scanAll() : await this.tracker.scanPaths(paths);
+      if (changes.length > 0) {
+        const log = await this.records();
+        const record: BatchRecord = {
+          seq: this.nextSeq(log),
+          kind: 'batch',
+          turn,
+          at: new Date().toISOString(),
+          tools: calls.map((c) => c.name),
+          changes,
+        };
+        log.records.push(record);
+        await writeLog(this.options.home, log);
+      }
+    } catch (error) {
+      this.note(error);
+    }
+  }
+
+  /** The paths a batch may change, or 'all' when a tool may change anything (bash, exec, MCP). */
+  private async scopeOf(calls: readonly ParsedToolCall[]): Promise<string[] | 'all'> {
+    const paths: string[] = [];
+    for (const call of calls) {
+      if (READ_ONLY.has(call.name)) continue;
+      if (!PATH_TOOLS.has(call.name)) return 'all';
+      const path = (call.input as { path?: unknown } | undefined)?.path;
+      if (typeof path !== 'string') return 'all';
+      const rel = this.tracker.relativeOf(path);
+      if (rel === undefined) continue;
+      // A link or a path through a linked folder changes another file: walk instead.
+      const absolute = join(this.workspace, ...rel.split('/'));
+      let stat: import('node:fs').Stats | undefined;
+      let real: string | undefined;
+      try {
+        stat = lstatSync(absolute);
+      } catch {
+        // A file the batch creates.
+      }
+      if (stat?.isSymbolicLink()) return 'all';
+      try {
+        real = realpathSync(dirname(absolute));
+      } catch {
+        // A folder the batch creates.
+      }
+      if (real !== undefined && real !== dirname(absolute)) return 'all';
+      paths.push(rel);
+    }
+    return paths;
+  }
+
+  /** Earlier user messages for the `/rewind` picker, oldest first. */
+  async entries(): Promise<RewindEntry[]> {
+    await this.pending;
+    const log = await this.records();
+    return liveTurns(log).map((r) => ({
+      turn: r.turn,
+      text: r.text,
+      at: r.at,
+      files: new Set(this.batchesAfter(log, r.seq).flatMap((b) => b.changes.map((c) => c.path))).size,
+    }));
+  }
+
+  private batchesAfter(log: CheckpointLog, seq: number): BatchRecord[] {
+    return log.records.filter((r): r is BatchRecord => r.kind === 'batch' && r.seq > seq && !r.undone);
+  }
+
+  /** The latest turn whose code is not yet undone (`/undo`). */
+  async lastUndoableTurn(): Promise<number | undefined> {
+    await this.pending;
+    const log = await this.records();
+    const turns = liveTurns(log);
+    for (let i = turns.length - 1; i >= 0; i--) {
+      const rec = turns[i] as TurnRecord;
+      if (this.batchesAfter(log, rec.seq).length > 0) return rec.turn;
+    }
+    return undefined;
+  }
+
+  /** The model context saved before turn N (for a conversation rewind). */
+  async contextBefore(turn: number): Promise<ChatMessage[]> {
+    const rec = await this.requireTurn(turn);
+    return fromItems(JSON.parse((await this.store.get(rec.context)).toString('utf8')) as SessionItem[]);
+  }
+
+  private async requireTurn(turn: number): Promise<TurnRecord> {
+    const log = await this.records();
+    const rec = turnRecord(log, turn);
+    if (rec) return rec;
+    const turns = liveTurns(log).map((r) => r.turn);
+    const range = turns.length === 0 ? 'none' : `${turns[0]}..${turns.at(-1)}`;
+    throw new Error(
+      `No checkpoint for turn ${turn} in session ${this.sessionId} (turns with checkpoints: ${range}${log.pruned ? `; ${log.pruned} older turns were pruned by the size caps` : ''}).`,
+    );
+  }
+
+  /**
+   * CKPT-3/4/5: puts the files (code) and/or the model context (chat) back to just before turn
+   * N. Conflicts refuse the whole rewind unless `force`. The conversation part is applied by the
+   * caller through `applyChat` (the session owns its context).
+   */
+  async rewind(
+    options: RewindOptions,
+    applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
+  ): Promise<RewindResult> {
+    await this.pending;
+    const finishedJournal = await this.finishJournal();
+    const rec = await this.requireTurn(options.to);
+    const log = await this.records();
+    const restored: string[] = [];
+    const notRestorable: Conflict[] = [];
+    const conflicts: Conflict[] = [];
+    const targets: Target[] = [];
+    const undo: number[] = [];
+    if (options.code) {
+      const batches = this.batchesAfter(log, rec.seq);
+      const byPath = new Map<string, { expected: FileState; target: FileState }>();
+      for (const batch of batches) {
+        undo.push(batch.seq);
+        for (const change of batch.changes) {
+          const known = byPath.get(change.path);
+          byPath.set(change.path, { target: known?.target ?? change.before, expected: change.after });
+        }
+      }
+      for (const [path, { expected, target }] of byPath) {
+        const current = await this.diskState(path);
+        if (sameContent(current, target) && (target.kind !== 'file' || current.kind !== 'file' || current.mode === target.mode))
+          continue;
+        if (target.kind === 'unrestorable') {
+          notRestorable.push({ path, reason: `not restorable: ${target.reason}` });
+          continue;
+        }
+        if (!sameContent(current, expected) && !options.force) {
+          conflicts.push({ path, reason: describeConflict(current, expected) });
+          continue;
+        }
+        targets.push({ path, expected: current, target });
+      }
+    }
+    const composerText = rec.text;
+    if (conflicts.length > 0) {
+      return { turn: options.to, applied: false, restored, conflicts, notRestorable, chat: false, composerText, finishedJournal };
+    }
+    let chatContext: ChatMessage[] | undefined;
+    if (options.chat) chatContext = await this.contextBefore(options.to);
+    if (options.code) {
+      const journal: Journal = { version: 1, session: this.sessionId, turn: options.to, undo, targets };
+      await writeFileAtomic(this.journalPath, JSON.stringify(journal), 0o600);
+      await this.applyJournal(journal, restored, notRestorable);
+    }
+    if (options.chat && chatContext) {
+      for (const r of log.records) if (r.kind === 'turn' && !r.superseded && r.turn >= options.to) r.superseded = true;
+      await writeLog(this.options.home, log);
+      await applyChat?.(chatContext, options.to);
+    }
+    this.options.publish?.({
+      type: 'checkpoint-restored',
+      turn: options.to,
+      code: options.code,
+      chat: options.chat,
+      files: restored,
+      ...(options.chat ? { composerText } : {}),
+    });
+    return {
+      turn: options.to,
+      applied: true,
+      restored,
+      conflicts,
+      notRestorable,
+      chat: options.chat,
+      composerText,
+      finishedJournal,
+    };
+  }
+
+  private get journalPath(): string {
+    return join(this.options.home, 'checkpoints', 'journal', `${this.sessionId}.json`);
+  }
+
+  /** CKPT-6: a restore a crash interrupted is finished first (each file is old or new; temp files are removed). */
+  async finishJournal(): Promise<boolean> {
+    let journal: Journal;
+    try {
+      journal = JSON.parse(await fs.readFile(this.journalPath, 'utf8')) as Journal;
+    } catch {
+      return false;
+    }
+    await this.applyJournal(journal, [], []);
+    return true;
+  }
+
+  private async applyJournal(journal: Journal, restored: string[], notRestorable: Conflict[]): Promise<void> {
+    // Test seam (CKPT-6): stop after N files so a test can kill -9 a restore in the middle.
+    const hangAfter = Number(process.env.CRYSTAL_CHECKPOINT_TEST_HANG_AFTER ?? Number.NaN);
+    let written = 0;
+    for (const t of journal.targets) {
+      if (written === hangAfter) {
+        process.stderr.write(`restore paused after ${written} files\n`);
+        await new Promise(() => {});
+      }
+      const absolute = this.absoluteOf(t.path);
+      const current = await this.diskState(t.path);
+      if (
+        !sameContent(current, t.target) ||
+        (current.kind === 'file' && t.target.kind === 'file' && current.mode !== t.target.mode)
+      ) {
+        try {
+          await this.writeTarget(absolute, t.target);
+          written++;
+        } catch (error) {
+          notRestorable.push({ path: t.path, reason: (error as Error).message });
+          continue;
+        }
+      }
+      await removeTemps(absolute);
+      restored.push(t.path);
+    }
+    const log = await this.records();
+    const undo = new Set(journal.undo);
+    for (const r of log.records) if (r.kind === 'batch' && undo.has(r.seq)) r.undone = true;
+    await writeLog(this.options.home, log);
+    await this.tracker.scanPaths(journal.targets.map((t) => t.path)).catch(() => undefined);
+    await fs.rm(this.journalPath, { force: true });
+  }
+
+  private absoluteOf(path: string): string {
+    const absolute = resolve(this.workspace, ...path.split('/'));
+    const rel = relative(this.workspace, absolute);
+    if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) throw new Error(`'${path}' is outside the workspace.`);
+    return absolute;
+  }
+
+  /** One file: temp beside it + fsync + rename (never half-written); a deletion is an unlink. */
+  private async writeTarget(absolute: string, target: FileState): Promise<void> {
+    // A folder on the way that became a link (to outside the workspace) is never written through.
+    this.insideForReal(dirname(absolute));
+    if (target.kind === 'absent') {
+      await fs.rm(absolute, { force: true });
+      return;
+    }
+    if (target.kind !== 'file') return;
+    const bytes = await this.store.get(target.hash);
+    await fs.mkdir(dirname(absolute), { recursive: true });
+    this.insideForReal(dirname(absolute));
+    const temp = `${absolute}.crystal-restore-${process.pid}.tmp`;
+    const handle = await fs.open(temp, 'w', target.mode);
+    try {
+      await handle.writeFile(bytes);
+      await handle.chmod(target.mode);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(temp, absolute);
+  }
+
+  private insideForReal(dir: string): void {
+    let real: string | undefined;
+    // The nearest folder that exists decides where a mkdir would land.
+    for (let at = dir; real === undefined; at = dirname(at)) {
+      try {
+        real = realpathSync(at);
+      } catch {
+        if (dirname(at) === at) return;
+      }
+    }
+    if (real !== this.workspace && !real.startsWith(this.workspace + sep))
+      throw new Error(`not restored: its folder now leads outside the workspace through a link (${real})`);
+  }
+
+  /** What a path holds now, by content hash (nothing is stored). */
+  private async diskState(path: string): Promise<FileState> {
+    const absolute = this.absoluteOf(path);
+    let stat: import('node:fs').Stats;
+    try {
+      stat = await fs.lstat(absolute);
+    } catch {
+      return ABSENT;
+    }
+    if (!stat.isFile()) return { kind: 'unrestorable', size: -1, reason: 'not a regular file' };
+    if (stat.size > this.limits.maxFileBytes) return { kind: 'unrestorable', size: stat.size, reason: 'too large' };
+    const bytes = await fs.readFile(absolute);
+    if (bytes.length > this.limits.maxBinaryBytes && isBinary(bytes))
+      return { kind: 'unrestorable', size: bytes.length, reason: 'binary' };
+    return { kind: 'file', hash: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, mode: stat.mode & 0o777 };
+  }
+}
+
+function describeConflict(current: FileState, expected: FileState): string {
+  if (current.kind === 'absent') return 'deleted since the checkpoint';
+  if (expected.kind === 'absent') return 'created since the checkpoint by someone else';
+  return 'changed since the checkpoint by someone else';
+}
+
+/** Temp files a killed restore left beside a file. */
+async function removeTemps(absolute: string): Promise<void> {
+  const dir = dirname(absolute);
+  const prefix = `${absolute.slice(dir.length + 1)}.crystal-restore-`;
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) if (name.startsWith(prefix) && name.endsWith('.tmp')) await fs.rm(join(dir, name), { force: true });
+}
+
+export type { Change, CheckpointRecord };

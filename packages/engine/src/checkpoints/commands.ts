@@ -1,0 +1,89 @@
+/**
+ * `/rewind` and `/undo` (CKPT-3), for every surface through the command registry:
+ *
+ *   /rewind                         lists earlier user messages (and publishes `rewind-picker`
+ *                                   so a surface may show a picker instead of the text)
+ *   /rewind N [code|chat|both] [force]
+ *                                   back to just before user message N (both by default); a
+ *                                   conversation rewind publishes the message back for the composer
+ *   /undo [force]                   the last turn's code
+ *
+ * A conflict (a file changed since the checkpoint by someone else) is never overwritten: the
+ * command answers with the list and the exact command that overwrites (CKPT-4).
+ */
+import type { CommandOutput } from '../commands/registry.js';
+import type { Session } from '../session.js';
+import type { RewindResult } from './checkpoints.js';
+
+export async function checkpointCommand(session: Session, name: 'rewind' | 'undo', argument: string): Promise<CommandOutput> {
+  const checkpoints = session.checkpoints;
+  if (!checkpoints)
+    return { kind: 'error', text: 'Checkpoints are off for this session (checkpoints.enabled is false in config.json).' };
+  const words = argument
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
+  const force = words.includes('force') || words.includes('--force');
+  if (name === 'undo') {
+    const turn = await checkpoints.lastUndoableTurn();
+    if (turn === undefined) return { kind: 'text', text: 'Nothing to undo: no turn of this session changed a file.' };
+    const result = await checkpoints.rewind({ to: turn, code: true, chat: false, force });
+    return describe(result, true, false, force ? '/undo' : '/undo force');
+  }
+  if (words.length === 0) {
+    const entries = await checkpoints.entries();
+    if (entries.length === 0) return { kind: 'text', text: 'No earlier messages to rewind to.' };
+    checkpoints.options.publish?.({ type: 'rewind-picker', entries });
+    const lines = entries.map(
+      (e) =>
+        `${String(e.turn).padStart(3)}  ${oneLine(e.text)}${e.files > 0 ? `  (${e.files} file${e.files === 1 ? '' : 's'} changed since)` : ''}`,
+    );
+    return {
+      kind: 'text',
+      title: 'Rewind',
+      text: [...lines, '', 'Rewind with /rewind N [code|chat|both]: back to just before message N (both by default).'].join('\n'),
+    };
+  }
+  const turn = Number(words[0]);
+  const what = words.find((w) => w === 'code' || w === 'chat' || w === 'conversation' || w === 'both') ?? 'both';
+  const unknown = words.slice(1).filter((w) => !['code', 'chat', 'conversation', 'both', 'force', '--force'].includes(w));
+  if (!Number.isInteger(turn) || turn < 1 || unknown.length > 0)
+    return { kind: 'error', text: 'Usage: /rewind N [code|chat|both] [force], N being a message number from /rewind.' };
+  const code = what === 'code' || what === 'both';
+  const chat = what === 'chat' || what === 'conversation' || what === 'both';
+  const result = await checkpoints.rewind({ to: turn, code, chat, force }, (context, n) =>
+    session.rewindConversation(context, n),
+  );
+  return describe(result, code, chat, `/rewind ${turn} ${what} force`);
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 70 ? `${line.slice(0, 69)}…` : line;
+}
+
+export function describe(result: RewindResult, code: boolean, chat: boolean, forceCommand: string): CommandOutput {
+  if (!result.applied) {
+    const lines = result.conflicts.map((c) => `  ${c.path}: ${c.reason}`);
+    return {
+      kind: 'error',
+      text: [
+        `Not rewound: ${result.conflicts.length === 1 ? 'a file was' : 'files were'} changed since the checkpoint, and ${result.conflicts.length === 1 ? 'it is' : 'they are'} not overwritten without asking:`,
+        ...lines,
+        `To overwrite ${result.conflicts.length === 1 ? 'it' : 'them'} with the checkpoint: ${forceCommand}`,
+      ].join('\n'),
+    };
+  }
+  const parts: string[] = [];
+  if (code)
+    parts.push(
+      result.restored.length === 0
+        ? 'no file needed restoring'
+        : `restored ${result.restored.length} file${result.restored.length === 1 ? '' : 's'} (${result.restored.slice(0, 5).join(', ')}${result.restored.length > 5 ? ', …' : ''})`,
+    );
+  if (chat) parts.push(`the conversation is back to before message ${result.turn}; the message is back in the composer`);
+  const lines = [`Rewound to before message ${result.turn}: ${parts.join('; ')}.`];
+  if (result.finishedJournal) lines.push('An interrupted restore was finished first.');
+  for (const n of result.notRestorable) lines.push(`  ${n.path}: ${n.reason}`);
+  return { kind: 'text', text: lines.join('\n') };
+}
