@@ -1004,13 +1004,7 @@ export class SessionController {
     try {
       if (this.active.history().length > 0) await this.active.save();
     } finally {
-      try {
-        await this.tools?.close();
-      } finally {
-        this.unsubscribe();
-        this.active.release();
-        this.tools?.containment.close();
-      }
+      await this.release();
     }
   }
 }
