@@ -31,7 +31,8 @@ const fake = await FakeProvider.start({
   replyFor: ({ body }) => {
     requests++;
     const messages = body?.messages ?? [];
-    for (const m of messages) if (m.role === 'user') for (const hit of textOf(m.content).match(/soak turn \d+/g) ?? []) requested.add(hit);
+    for (const m of messages)
+      if (m.role === 'user') for (const hit of textOf(m.content).match(/soak turn \d+/g) ?? []) requested.add(hit);
     const last = messages.at(-1);
     // One request in ten stalls after the headers (the stream never continues).
     const stall = requests % 10 === 0 ? { delayMs: 3_600_000 } : {};
