@@ -64,7 +64,8 @@ export type ControllerEvent =
   | { readonly type: 'auto-pass'; readonly card: AutoPassCard }
   | { readonly type: 'question-requested'; readonly prompt: QuestionPrompt }
   | { readonly type: 'question-resolved'; readonly id: number }
-  | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string }
+  /** A running command's output as it arrives; `stream` tells stderr apart (TUIX-7). */
+  | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string; readonly stream?: 'stdout' | 'stderr' }
   | { readonly type: 'mode-changed'; readonly mode: 'plan' | 'work' }
   | { readonly type: 'todos'; readonly items: readonly TodoItem[] }
   /** An MCP server's state, tools, prompts or resources changed (`/mcp` shows them). */
@@ -170,7 +171,7 @@ export class SessionController {
         holder.controller?.emit({ type: 'unattended-refusal', what: 'question', tool: 'question' });
         return 'dismissed';
       },
-      onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
+      onOutput: (callId, chunk, stream) => holder.controller?.emit({ type: 'tool-output', callId, chunk, stream }),
       onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
       onNote: note,
       ...(options.deferMcpStart ? { deferMcpStart: true } : {}),

@@ -176,7 +176,7 @@ export class SessionView {
         this.progress('running');
         return;
       case 'tool-output':
-        this.tools.get(event.callId)?.appendOutput(event.chunk);
+        this.tools.get(event.callId)?.appendOutput(event.chunk, event.stream);
         this.app.transcriptChanged();
         return;
       case 'tool-results':
@@ -186,7 +186,7 @@ export class SessionView {
           const output = result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mime}]`)).join('');
           const denied = entry.state === 'denied';
           if (!denied) entry.setStatus(result.isError ? 'failed' : 'done');
-          entry.setResult(resultSummary(result.name, output, result.isError));
+          entry.setResult(resultSummary(result.name, output, result.isError, entry.streams));
           entry.setFullOutput(output);
           // TUIX-10: the hunks the tool applied, numbered from the file itself.
           if (!result.isError && (result.name === 'edit' || result.name === 'write')) {
