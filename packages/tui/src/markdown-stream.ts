@@ -17,10 +17,14 @@ import { lexMarkdown, markdownReady, renderBlocks, renderCodeLine, renderParagra
 import { sanitize } from './sanitize.js';
 import type { Carry } from './wrap.js';
 
-/** A tail longer than this (characters) is frozen in pieces. */
-const PARAGRAPH_FREEZE_AT = 768;
+/**
+ * A tail longer than this (characters) is frozen in pieces. The open tail is lexed and wrapped
+ * again on every frame, so its length is the per-frame cost while a paragraph streams (a
+ * 768-character tail cost about twice the CPU per streamed token of this one, cold).
+ */
+const PARAGRAPH_FREEZE_AT = 256;
 /** Characters kept in the open tail after a paragraph freeze. */
-const PARAGRAPH_KEEP = 192;
+const PARAGRAPH_KEEP = 64;
 const CODE_FREEZE_LINES = 24;
 const CODE_KEEP_LINES = 6;
 

@@ -80,6 +80,12 @@ describe('MarkdownStream', () => {
     expect(streamed(src, 50, /\S+\s?/g)).toEqual(plain(src, 50));
   });
 
+  it('TUI-2 a long paragraph of mixed spans (code, emphasis, links) frozen in many small pieces still matches the whole render', () => {
+    const words = ['plain', '`code x`', '*it*', '**bold words**', '[a link](https://e.x/y)', '~~gone~~', 'snake_case', 'end.'];
+    const src = Array.from({ length: 1500 }, (_, i) => words[(i * 7) % words.length]).join(' ');
+    for (const width of [37, 80]) expect(streamed(src, width, /[\s\S]{1,5}/g)).toEqual(plain(src, width));
+  });
+
   it('freezes a long code fence line by line and matches the whole render', () => {
     const body = Array.from({ length: 300 }, (_, i) => `let v${i} = ${i}; // line`).join('\n');
     const src = `Intro:\n\`\`\`ts\n${body}\n\`\`\`\n\nAfter.\n`;
