@@ -929,6 +929,9 @@ export class TerminalApp {
       const rows = entry.rows(width);
       if (i > 0 || found >= 0) out.push('');
       for (let r = 0; r < rows.count; r++) out.push(rows.row(r));
+      // The scroll-back holds its rows now: the layout is not kept, so a long session's memory
+      // (and the collector's work on every frame) does not grow with what was printed.
+      entry.invalidate?.();
       this.printedLast = entry;
       this.printedAt = i;
     }
