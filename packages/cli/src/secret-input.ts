@@ -36,8 +36,9 @@ export async function readSecret(
       let done = false;
       const onData = (data: string): void => {
         if (done) return;
-        // A paste arrives as one chunk, possibly wrapped in bracketed-paste markers.
-        const text = data.replace(/\x1b\[20[01]~/g, '');
+        // A paste arrives as one chunk, possibly wrapped in bracketed-paste markers; arrow and
+        // other escape-sequence keys are no part of a key (they once added `[A` to it).
+        const text = data.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|O[\s\S]|[\s\S])?/g, '');
         let at = 0;
         for (const ch of text) {
           at += ch.length;

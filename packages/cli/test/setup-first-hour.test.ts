@@ -142,6 +142,23 @@ describe('crystal login / logout (SETUP-2)', () => {
       fake: { apiKey: 'sk-typed-secret-42' },
     });
   });
+  it('SETUP-2 arrow keys and other escape sequences typed into the hidden key are no part of it', async () => {
+    fake = await FakeProvider.start({ requireKey: 'sk-arrow-safe-9' });
+    home = tempHome(keylessConfig(fake.baseUri));
+    pty = PtySession.start({ home: home.path, args: ['login', 'fake'] });
+    await pty.waitFor('API key for fake (input hidden):');
+    await pty.type('sk-arrow');
+    pty.write('\x1b[D'); // Left
+    pty.write('\x1b[1;5C'); // Ctrl+Right
+    pty.write('\x1bOA'); // Up (SS3)
+    await pty.type('-safe-9');
+    pty.write('\r');
+    const exit = await pty.exited;
+    expect(exit.exitCode).toBe(0);
+    expect(JSON.parse(readFileSync(join(home.path, 'credentials.json'), 'utf8'))).toEqual({
+      fake: { apiKey: 'sk-arrow-safe-9' },
+    });
+  });
 });
 
 describe('/login in the terminal (SETUP-2)', () => {
