@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeProvider, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
+import { FakeProvider, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PtySession } from './pty-harness.js';
 
@@ -213,6 +213,25 @@ describe('/login in the terminal (SETUP-2)', () => {
     } finally {
       await chat.close();
     }
+  });
+});
+
+describe('/login during a turn (SETUP-2)', () => {
+  it('SETUP-2 /login while a turn streams is refused with a notice; the answer keeps streaming on screen to its end', async () => {
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    fake = await FakeProvider.start({ replies: [{ text: `${words} THE-END`, delayMs: 40 }] });
+    home = tempHome(fakeConfig(fake.baseUri));
+    pty = PtySession.start({ home: home.path });
+    await pty.waitFor('Type a message');
+    await pty.type('go');
+    pty.write('\r');
+    await pty.waitFor('word3');
+    await pty.type('/login other');
+    pty.write('\r');
+    await pty.waitFor('/login waits for an idle prompt');
+    const screen = await pty.waitFor('THE-END');
+    expect(pty.output).not.toContain('API key for');
+    expect(screen).toContain('word59');
   });
 });
 
