@@ -41,6 +41,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     continueLatest: options.continue,
     plan: options.plan,
     approval: options.approval,
+    approvalModel: options.approvalModel,
     bashTimeoutSeconds: options.bashTimeoutSeconds,
     skills: options.skills,
     // CLI-8: run never asks; project code loads from a trusted workspace or with the flag only.

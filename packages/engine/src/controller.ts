@@ -27,6 +27,10 @@ import type {
   ApprovalRequest,
   AutoPassCard,
 } from './approval/index.js';
+import { APPROVAL_MODES } from './approval/index.js';
+import { ApprovalModel, type ApprovalModelFlags, approvalModelSettings, createReviewer } from './approval/reviewer/index.js';
+import { parseApprovalMode } from './approval/policy.js';
+import { MAX_STOP_CONTINUATIONS, type SessionStartSource, withHookContext } from './extensions/lifecycle-hooks.js';
 import { Session, type SessionOptions, type TurnHooks } from './session.js';
 import { type MarkerSpan, taggedMarker, taggedMarkerNumbers } from './images/index.js';
 import { submittedText } from './message-admission.js';
@@ -36,7 +40,7 @@ import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.j
 import { attachMcpResources, mcpPromptCommandOf, mcpStatusText } from './mcp/mcp-commands.js';
 import { catalogOf } from './catalog.js';
 import { persistPreferences, resolveModelArgument } from './preferences.js';
-import type { ThinkingEffort } from '@crystal/core';
+import { THINKING_EFFORTS, type ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 import { checkpointCommand } from './checkpoints/commands.js';
@@ -108,6 +112,8 @@ export interface ControllerOptions extends Omit<SessionOptions, 'tools' | 'polic
   readonly continueInterrupted?: boolean | undefined;
   /** `crystal run --trust-workspace`: project code may load here (SEC-1, CLI-8). */
   readonly trustWorkspace?: boolean | undefined;
+  /** REV-2: the approval-model launch flags (process only). */
+  readonly approvalModel?: ApprovalModelFlags | undefined;
 }
 
 /** What Ctrl+C did (QUEUE-12, QUEUE-13); clearing the composer is the surface's part. */
@@ -147,7 +153,21 @@ export class SessionController {
       else early.push(text);
     };
     const unattended = options.unattended === true;
+    // REV-1, REV-2: the reviewer of Review and Audit reads the active session's model context.
+    const approvalModel = new ApprovalModel(approvalModelSettings(options.config, options.approvalModel), {
+      home: options.home,
+      config: options.config,
+      env: options.env ?? process.env,
+      sessionClient: () => (holder.controller as SessionController).session.chatClient,
+      sessionThinking: () => holder.controller?.session.thinking,
+    });
+    const reviewer = createReviewer({
+      client: () => approvalModel.client(),
+      context: () => holder.controller?.session.modelContext() ?? [],
+      thinking: () => approvalModel.thinking(),
+    });
     const tools = await assembleWorkspaceTools({
+      reviewer,
       home: options.home,
       workspace: options.workspace,
       config: options.config,
@@ -171,7 +191,10 @@ export class SessionController {
         return 'dismissed';
       },
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
-      onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
+      // REV-3: auto-pass cards are published unless `verboseApprovals` is false; the ask card always is.
+      ...(options.config.verboseApprovals === false
+        ? {}
+        : { onAutoPass: (card: AutoPassCard) => holder.controller?.emit({ type: 'auto-pass', card }) }),
       onNote: note,
       ...(options.deferMcpStart ? { deferMcpStart: true } : {}),
       onMcpChange: (server) => holder.controller?.emit({ type: 'mcp-changed', server }),
@@ -186,10 +209,14 @@ export class SessionController {
       tools: catalog,
       policy: tools.policy,
       mapException: tools.mapException,
+      // HOOK-1: PreCompact hooks run before every compaction, automatic or /compact.
+      beforeCompaction: (trigger, signal) => tools.lifecycle.preCompact(trigger, signal),
     });
     const controller = new SessionController(session);
     holder.controller = controller;
     controller.tools = tools;
+    controller.approvalModel = approvalModel;
+    controller.startSession(options.resume !== undefined || options.continueLatest === true ? 'resume' : 'startup');
     controller.userHome = options.userHome;
     tools.todos.onChange((items) => controller.emit({ type: 'todos', items }));
     // Beyond the peers: a turn a crash interrupted (say, while an approval was pending) goes on
@@ -247,6 +274,7 @@ export class SessionController {
 
   private resumePending = false;
   private userHome: string | undefined;
+  private approvalModel: ApprovalModel | undefined;
 
   private async askApproval(request: ApprovalRequest): Promise<ApprovalReply> {
     const { card, choices, signal, call } = request;
@@ -432,6 +460,7 @@ export class SessionController {
   ctrlC(composerEmpty: boolean): CtrlCOutcome {
     if (this.current !== 'idle') {
       this.shellAbort?.abort();
+      this.hookAbort?.abort();
       this.active.cancel();
       return 'interrupted';
     }
@@ -679,7 +708,10 @@ export class SessionController {
       try {
         // MCP-6: `@server:uri` mentions attach the resource's text, as in `submit`.
         const attached = await attachMcpResources(text, this.tools?.mcp.manager);
-        outcome = { result: await this.active.send(attached, this.turnHooks()) };
+        const result = await this.deliver(attached);
+        // HOOK-1: a prompt a UserPromptSubmit hook refused never ran; `run` reports it (exit 1).
+        if ('blocked' in result) throw new UsageError(result.blocked);
+        outcome = { result };
       } catch (error) {
         outcome = { error };
       } finally {
@@ -704,7 +736,12 @@ export class SessionController {
     try {
       // MCP-6: `@server:uri` mentions attach the resource's text.
       const attached = await attachMcpResources(text, this.tools?.mcp.manager);
-      return await this.active.send(attached, this.turnHooks());
+      const result = await this.deliver(attached);
+      if ('blocked' in result) {
+        this.emit({ type: 'error', message: result.blocked });
+        return undefined;
+      }
+      return result;
     } catch (error) {
       // A refusal before the request (an image for a text-only model, …) is reported, not thrown.
       this.emit({ type: 'error', message: (error as Error).message });
@@ -712,6 +749,52 @@ export class SessionController {
     } finally {
       this.turnRunning = false;
       this.setActivity('idle');
+    }
+  }
+
+  private hookAbort: AbortController | undefined;
+  /** Context the SessionStart hooks gave, added to the next prompt (HOOK-1). */
+  private sessionStartContext: Promise<readonly string[]> | undefined;
+
+  /** HOOK-1: SessionStart hooks run in the background; their context waits for the next prompt. */
+  private startSession(source: SessionStartSource): void {
+    const hooks = this.tools?.lifecycle;
+    if (!hooks) return;
+    const previous = this.sessionStartContext;
+    const signal = new AbortController().signal;
+    this.sessionStartContext = (async () => [...((await previous) ?? []), ...(await hooks.sessionStart(source, signal))])();
+  }
+
+  /**
+   * One prompt through the lifecycle hooks (HOOK-1): UserPromptSubmit may refuse it or add
+   * context (with any SessionStart context); after a completed turn, a Stop hook may keep the
+   * agent going with its reason as the next message, at most MAX_STOP_CONTINUATIONS times.
+   */
+  private async deliver(text: string): Promise<TurnResult | { readonly blocked: string }> {
+    const hooks = this.tools?.lifecycle;
+    if (!hooks) return this.active.send(text, this.turnHooks());
+    const abort = new AbortController();
+    this.hookAbort = abort;
+    try {
+      const started = (await this.sessionStartContext) ?? [];
+      this.sessionStartContext = undefined;
+      const verdict = await hooks.userPromptSubmit(text, abort.signal);
+      if ('block' in verdict) return { blocked: verdict.block };
+      let result = await this.active.send(withHookContext(text, [...started, ...verdict.context]), this.turnHooks());
+      let denied = result.denied;
+      for (let round = 0; hooks.hasStop && result.stopReason === 'completed' && !abort.signal.aborted; round++) {
+        if (round === MAX_STOP_CONTINUATIONS) {
+          this.note(`Stop hooks kept the agent going ${MAX_STOP_CONTINUATIONS} times in a row; it stops here.`);
+          break;
+        }
+        const reason = await hooks.stop(round > 0, abort.signal);
+        if (reason === undefined || abort.signal.aborted) break;
+        result = await this.active.send(reason, this.turnHooks());
+        denied ||= result.denied;
+      }
+      return { ...result, denied };
+    } finally {
+      if (this.hookAbort === abort) this.hookAbort = undefined;
     }
   }
 
@@ -772,6 +855,7 @@ export class SessionController {
       }
       case 'clear':
         await this.replace({ resume: undefined, continueLatest: false }, false);
+        this.startSession('clear');
         return { kind: 'text', text: `New conversation ${this.active.id}.` };
       case 'resume': {
         if (arg === '') return this.execute({ ...command, spec: { ...command.spec, name: 'sessions' }, argument: '' });
@@ -823,12 +907,26 @@ export class SessionController {
         return { kind: 'text', title: 'Todos', text: items.map((t) => `- ${mark[t.status]} ${t.content}`).join('\n') };
       }
       case 'approval': {
-        const modes: readonly ApprovalMode[] = ['default', 'edit', 'full'];
+        const modes: readonly ApprovalMode[] = APPROVAL_MODES;
         const policy = this.tools?.policy;
         if (!policy) return { kind: 'error', text: 'No approval policy in this session.' };
+        // REV-2: `/approval model …` and `/approval thinking …` set the reviewer's model and gear.
+        const [sub, ...rest] = arg.split(/\s+/);
+        if ((sub === 'model' || sub === 'thinking') && this.approvalModel) {
+          try {
+            const text =
+              sub === 'model'
+                ? await this.approvalModel.command(rest.join(' '))
+                : await this.approvalModel.thinkingCommand(rest.join(' '), THINKING_EFFORTS);
+            return { kind: 'text', text };
+          } catch (error) {
+            return { kind: 'error', text: (error as Error).message };
+          }
+        }
         const next =
-          arg === '' ? (modes[(modes.indexOf(policy.mode) + 1) % modes.length] as ApprovalMode) : (arg as ApprovalMode);
-        if (!modes.includes(next)) return { kind: 'error', text: `Approval modes: ${modes.join(', ')}.` };
+          arg === '' ? (modes[(modes.indexOf(policy.mode) + 1) % modes.length] as ApprovalMode) : parseApprovalMode(arg);
+        if (next === undefined || !modes.includes(next))
+          return { kind: 'error', text: `Approval modes: ${modes.join(', ')}; also /approval model and /approval thinking.` };
         policy.setMode(next);
         await persistPreferences(this.active.home, { approval: next });
         return { kind: 'text', text: `Approval mode: ${next}.` };
@@ -970,6 +1068,7 @@ export class SessionController {
     if (this.quitting) return;
     this.quitting = true;
     this.shellAbort?.abort();
+    this.hookAbort?.abort();
     this.active.cancel();
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
@@ -999,6 +1098,7 @@ export class SessionController {
 
   async close(): Promise<void> {
     this.quitting = true;
+    this.hookAbort?.abort();
     this.active.cancel();
     await this.whenIdle();
     try {

@@ -4,6 +4,7 @@
  * executor (CORE-5, APPR-1..3) and the tool exception mapper. `crystal run` passes no `ask`,
  * so every call that would ask is denied with the normal rejection (CLI-2).
  */
+import { join } from 'node:path';
 import type { ToolContext, ToolDefinition } from '@crystal/core';
 import {
   type ApprovalReply,
@@ -13,6 +14,7 @@ import {
   type ApprovalRequest,
   type AutoPassCard,
   createApprovalPolicy,
+  type Reviewer,
 } from './approval/index.js';
 import { bashTimeoutMs } from './bash-timeout.js';
 import { childEnvironment } from './child-env.js';
@@ -22,6 +24,7 @@ import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
 import { loadHooks, withPostToolUseHooks, withPreToolUseHooks } from './extensions/hooks.js';
+import { createLifecycleHooks, type LifecycleHooks } from './extensions/lifecycle-hooks.js';
 import { discoverSkills, skillTool } from './extensions/skills.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
@@ -67,6 +70,8 @@ export interface WorkspaceToolOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** The platform the sandbox is detected for (tests); default `process.platform`. */
   readonly platform?: NodeJS.Platform;
+  /** The reviewer model of Review and Audit (REV-1). */
+  readonly reviewer?: Reviewer;
 }
 
 export interface WorkspaceTools {
@@ -80,6 +85,8 @@ export interface WorkspaceTools {
   readonly mcp: McpHost;
   /** The OS sandbox bash and exec tools run in (SBX-1..3). */
   readonly containment: Containment;
+  /** HOOK-1: SessionStart, UserPromptSubmit, Stop and PreCompact hooks. */
+  readonly lifecycle: LifecycleHooks;
   mode(): Mode;
   setMode(mode: Mode): void;
   /** Starts the MCP servers in the background when `deferMcpStart` held them (idempotent). */
@@ -175,6 +182,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onAutoPass ? { onAutoPass: options.onAutoPass } : {}),
     ...(options.onDecided ? { onDecided: options.onDecided } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
+    ...(options.reviewer ? { reviewer: options.reviewer } : {}),
     externalTool: (name) => externalFacts(name) ?? mcp.facts(name),
     ...(skillsOn ? { skillRoots: () => discoverSkills(skillPlaces).roots } : {}),
     sandbox: {
@@ -186,7 +194,22 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   });
   // HOOK-1: config.json hooks always; the project's only when trust.ts mayRunProjectCode says so.
   const hooks = loadHooks({ home: options.home, workspace: options.workspace, hooks: options.config.hooks, projectCode });
-  const hookContext = { workspace: options.workspace, sessionId: options.sessionId, onNote: options.onNote, env: options.env };
+  // SBX-1: a project's hooks are project code and run in the OS sandbox like bash, when it is on.
+  const contain = containment.sandboxed
+    ? (argv: readonly [string, ...string[]], childEnv: NodeJS.ProcessEnv) =>
+        containment.wrap({ argv, cwd: options.workspace, env: childEnv })
+    : undefined;
+  const hookContext = {
+    workspace: options.workspace,
+    sessionId: options.sessionId,
+    onNote: options.onNote,
+    env: options.env,
+    contain,
+  };
+  const lifecycle = createLifecycleHooks(hooks, {
+    ...hookContext,
+    transcriptPath: () => join(options.home, 'sessions', `${options.sessionId()}.json`),
+  });
   return {
     tools: () =>
       withPostToolUseHooks(
@@ -213,6 +236,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       ...hooks.notes,
     ],
     containment,
+    lifecycle,
     mcp,
     startMcp: () => mcp.manager?.start(),
     close: () => mcp.close(),
