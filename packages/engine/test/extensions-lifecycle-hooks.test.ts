@@ -151,15 +151,15 @@ describe('lifecycle hooks (HOOK-1)', () => {
     const inside = join(p.workspace, 'from-project-hook');
     writeFileSync(
       join(p.workspace, '.crystal', 'settings.json'),
-      JSON.stringify({ hooks: { UserPromptSubmit: group(`touch ${escaped}; touch ${inside}; true`) } }),
+      JSON.stringify({ hooks: { PreToolUse: group(`touch ${escaped}; touch ${inside}; true`, 'List') } }),
     );
     const home = join(p.outside, 'from-home-hook');
     const { controller } = await open(
-      [{ text: 'ok' }],
-      { UserPromptSubmit: group(`touch ${home}`) },
+      [{ toolCalls: [{ id: 'l1', name: 'list', arguments: {} }] }, { text: 'ok' }],
+      { PreToolUse: group(`touch ${home}`, 'List') },
       { p, config: { sandbox: 'workspace-write' } },
     );
-    await controller.sendOnce('hello');
+    await controller.sendOnce('list the files');
     expect(existsSync(inside)).toBe(true);
     expect(existsSync(escaped)).toBe(false);
     expect(existsSync(home)).toBe(true);
