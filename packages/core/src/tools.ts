@@ -15,13 +15,14 @@ export interface ToolDefinition extends ToolSpec {
 }
 
 /**
- * `by` names who refused when it was not the operator: a hook's or the approval reviewer's
+ * `by` names who refused when it was not the operator: a hook's, the approval reviewer's or an
+ * `allowed-tools` list's
  * reason is the whole model-visible text (not framed as an operator denial), and it does not
  * count as a denied operator prompt.
  */
 export type PolicyDecision =
   | { readonly allow: true }
-  | { readonly allow: false; readonly reason: string; readonly by?: 'hook' | 'reviewer' };
+  | { readonly allow: false; readonly reason: string; readonly by?: 'hook' | 'reviewer' | 'allowed-tools' };
 
 /** Decides before a call runs (approval). A denial becomes a framework-written result. */
 export interface ToolInvocationPolicy {
@@ -50,7 +51,7 @@ export const defaultExceptionMapper: ToolExceptionMapper = (error, call) => {
 };
 
 /** The framework's own text for a call the policy rejected (not written by the tool). */
-export function rejectionText(call: ParsedToolCall, reason: string, by?: 'hook' | 'reviewer'): string {
+export function rejectionText(call: ParsedToolCall, reason: string, by?: 'hook' | 'reviewer' | 'allowed-tools'): string {
   if (by !== undefined) return reason;
   return `The operator denied the '${call.name}' call: ${reason}`;
 }

@@ -30,6 +30,7 @@ import type {
 import { APPROVAL_MODES } from './approval/index.js';
 import { ApprovalModel, type ApprovalModelFlags, approvalModelSettings, createReviewer } from './approval/reviewer/index.js';
 import { parseApprovalMode } from './approval/policy.js';
+import type { ToolRestriction } from './extensions/allowed-tools.js';
 import { MAX_STOP_CONTINUATIONS, type SessionStartSource, withHookContext } from './extensions/lifecycle-hooks.js';
 import { Session, type SessionOptions, type TurnHooks } from './session.js';
 import { type MarkerSpan, taggedMarker, taggedMarkerNumbers } from './images/index.js';
@@ -49,7 +50,13 @@ import { fsOperatorMessage } from './fs-errors.js';
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
 export type QueueItem =
-  | { readonly id: number; readonly kind: 'message'; readonly text: string }
+  | {
+      readonly id: number;
+      readonly kind: 'message';
+      readonly text: string;
+      /** A custom command's `allowed-tools` for the turn that sends it (CMD-1). */
+      readonly allowedTools?: ToolRestriction;
+    }
   | { readonly id: number; readonly kind: 'command'; readonly text: string };
 
 export type ControllerEvent =
@@ -541,7 +548,8 @@ export class SessionController {
       // pending `!cmd` output goes with it as with typed text (TUIX-4).
       const shellContext = this.shellContext.splice(0);
       const sent = shellContext.length > 0 ? `${shellContext.join('\n\n')}\n\n${message}` : message;
-      this.enqueue({ id: this.nextId++, kind: 'message', text: sent });
+      const allowedTools = { source: `the /${custom.command.name} command`, patterns: custom.command.allowedTools };
+      this.enqueue({ id: this.nextId++, kind: 'message', text: sent, allowedTools });
       if (this.current === 'idle') this.pump();
       return;
     }
@@ -613,7 +621,12 @@ export class SessionController {
   /** Takes queued follow-ups up to the first queued command (commands keep their place). */
   private takeMessages(): string[] {
     const taken: string[] = [];
-    while (this.queueItems[0]?.kind === 'message') taken.push((this.queueItems.shift() as QueueItem).text);
+    while (this.queueItems[0]?.kind === 'message') {
+      const item = this.queueItems.shift() as Extract<QueueItem, { kind: 'message' }>;
+      taken.push(item.text);
+      // CMD-1: a command's allowed-tools hold for the turn its text joins.
+      this.tools?.scope.add(item.allowedTools);
+    }
     if (taken.length > 0) this.queueChanged();
     return taken;
   }
@@ -696,9 +709,10 @@ export class SessionController {
    * One message, one turn, its result (the face `crystal run` drives): the same admission,
    * saving and follow-up rules as `submit`; a refusal before any request (MODEL-1) is thrown.
    */
-  async sendOnce(typed: string, spans: readonly MarkerSpan[] = []): Promise<TurnResult> {
+  async sendOnce(typed: string, spans: readonly MarkerSpan[] = [], allowedTools?: ToolRestriction): Promise<TurnResult> {
     await this.whenIdle();
     if (this.quitting) throw new UsageError('The session is closing; nothing more is sent.');
+    this.tools?.scope.add(allowedTools);
     const text = submittedText(typed, spans);
     type Outcome = { readonly result: TurnResult } | { readonly error: unknown };
     let outcome = { error: new Error('The turn did not run.') } as Outcome;
@@ -715,6 +729,7 @@ export class SessionController {
       } catch (error) {
         outcome = { error };
       } finally {
+        this.tools?.scope.clear();
         this.turnRunning = false;
         this.setActivity('idle');
       }
@@ -771,6 +786,15 @@ export class SessionController {
    * agent going with its reason as the next message, at most MAX_STOP_CONTINUATIONS times.
    */
   private async deliver(text: string): Promise<TurnResult | { readonly blocked: string }> {
+    try {
+      return await this.deliverThroughHooks(text);
+    } finally {
+      // CMD-1, SKILL-1: allowed-tools hold until the turn ends.
+      this.tools?.scope.clear();
+    }
+  }
+
+  private async deliverThroughHooks(text: string): Promise<TurnResult | { readonly blocked: string }> {
     const hooks = this.tools?.lifecycle;
     if (!hooks) return this.active.send(text, this.turnHooks());
     const abort = new AbortController();

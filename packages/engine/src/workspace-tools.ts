@@ -25,6 +25,7 @@ import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTool
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
 import { loadHooks, withPostToolUseHooks, withPreToolUseHooks } from './extensions/hooks.js';
 import { createLifecycleHooks, type LifecycleHooks } from './extensions/lifecycle-hooks.js';
+import { ToolScope, withToolScope } from './extensions/allowed-tools.js';
 import { discoverSkills, skillTool } from './extensions/skills.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
@@ -87,6 +88,8 @@ export interface WorkspaceTools {
   readonly containment: Containment;
   /** HOOK-1: SessionStart, UserPromptSubmit, Stop and PreCompact hooks. */
   readonly lifecycle: LifecycleHooks;
+  /** CMD-1, SKILL-1: the running turn's `allowed-tools` restrictions. */
+  readonly scope: ToolScope;
   mode(): Mode;
   setMode(mode: Mode): void;
   /** Starts the MCP servers in the background when `deferMcpStart` held them (idempotent). */
@@ -170,7 +173,15 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   // SKILL-1: skills are text and load in any workspace; they are found afresh when asked.
   const skillsOn = options.skills ?? options.config.skills ?? true;
   const skillPlaces = { home: options.home, workspace: options.workspace, userHome: options.userHome };
-  const skills = skillsOn ? [skillTool(() => discoverSkills(skillPlaces))] : [];
+  const scope = new ToolScope();
+  const skills = skillsOn
+    ? [
+        skillTool(
+          () => discoverSkills(skillPlaces),
+          (skill) => scope.add({ source: `the skill "${skill.id}"`, patterns: skill.allowedTools }),
+        ),
+      ]
+    : [];
   const execTools = new Set(external.tools.filter((tool) => tool.runner === 'exec').map((tool) => tool.name));
   const spawns = (tool: string): boolean => tool === 'bash' || execTools.has(tool);
   const policy: ApprovalPolicy = createApprovalPolicy({
@@ -224,7 +235,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
         hooks.postToolUse,
         hookContext,
       ),
-    policy: withPreToolUseHooks(policy, hooks.preToolUse, hookContext),
+    policy: withToolScope(withPreToolUseHooks(policy, hooks.preToolUse, hookContext), scope),
+    scope,
     todos,
     mapException: builtinExceptionMapper,
     // REL-12: unknown config keys are shown with the start-up notes, once.

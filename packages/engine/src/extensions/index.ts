@@ -4,3 +4,4 @@ export * from './commands.js';
 export * from './skills.js';
 export * from './hooks.js';
 export * from './lifecycle-hooks.js';
+export * from './allowed-tools.js';
