@@ -405,6 +405,8 @@ export class SessionController {
     else if (event.type === 'tool-results' || event.type === 'round-started') this.setActivity('turn');
     else if (event.type === 'compaction-started') this.setActivity('compacting');
     else if (event.type === 'compaction-finished') this.setActivity(this.turnRunning ? 'turn' : 'idle');
+    // HOOK-1: after a compaction, SessionStart hooks run with source "compact", as in Claude Code.
+    if (event.type === 'compaction-finished' && event.outcome === 'applied') this.startSession('compact');
     this.emit(event);
   };
 
@@ -884,6 +886,7 @@ export class SessionController {
       case 'resume': {
         if (arg === '') return this.execute({ ...command, spec: { ...command.spec, name: 'sessions' }, argument: '' });
         await this.replace({ resume: arg, continueLatest: false }, true);
+        this.startSession('resume');
         return { kind: 'text', text: `Resumed ${this.active.id}.` };
       }
       case 'model': {

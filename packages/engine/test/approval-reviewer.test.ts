@@ -17,6 +17,7 @@ import {
   createReviewer,
   OMITTED_NOTE,
   parseAssessment,
+  parseConfigText,
   REVIEWER_SYSTEM_PROMPT,
   SessionController,
   UNUSABLE_TEXT,
@@ -144,6 +145,19 @@ describe('reviewer verdicts in Review and Audit (REV-1)', () => {
       { outcome: 'Ask', rationale: expect.stringMatching(/^The approval reviewer failed: .*reviewer model overloaded/) },
     ]);
     expect(toolResult(fake, 6, 'c3')).toContain('The user declined this action.');
+  });
+
+  it('REV-1 a runaway reviewer reply (longer than MAX_REVIEW_REPLY_CHARS) is a failure, not an assessment', async () => {
+    const { controller, events } = await open([
+      bashCall('touch big'),
+      { text: `{"outcome":"allow","risk":"low","authorization":"high","rationale":"`, textTokens: 20_000 },
+      { text: 'ok' },
+    ]);
+    await controller.sendOnce('touch big');
+    const ask = events.find((e) => e.type === 'approval-requested');
+    expect(ask?.type === 'approval-requested' && ask.prompt.card.review?.rationale).toBe(
+      'The approval reviewer failed: the reply was longer than 65536 characters.',
+    );
   });
 
   it('REV-1 a reviewer that never answers is a failure (ask) after the transport timeout; the turn goes on', async () => {
@@ -359,6 +373,22 @@ describe('the approval model (REV-2)', () => {
     expect(await run('/approval model nope')).toMatchObject({ kind: 'error' });
     await run('/approval fullreview');
     expect(controller.approvalMode).toBe('audit');
+  });
+});
+
+describe('approval config (REV-2)', () => {
+  it('REV-2 config.json takes review and audit, legacy autoedit and fullreview, approvalModel and verboseApprovals', () => {
+    const parse = (text: string) => parseConfigText(text, '/tmp/config.json');
+    expect(parse('{"approval":"review"}').approval).toBe('review');
+    expect(parse('{"approval":"autoedit"}').approval).toBe('edit');
+    expect(parse('{"approval":"full-review"}').approval).toBe('audit');
+    expect(
+      parse('{"approvalModel":{"enabled":true,"provider":"p","model":"m","thinkingEffort":"max"},"verboseApprovals":false}'),
+    ).toMatchObject({
+      approvalModel: { enabled: true, provider: 'p', model: 'm', thinkingEffort: 'maximum' },
+      verboseApprovals: false,
+    });
+    expect(() => parse('{"approval":"auto"}')).toThrow(/approval/);
   });
 });
 

@@ -8,7 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Config, type ControllerEvent, MAX_STOP_CONTINUATIONS, SessionController, trustWorkspace } from '../src/index.js';
+import {
+  type Config,
+  type ControllerEvent,
+  MAX_STOP_CONTINUATIONS,
+  SessionController,
+  splitHookContext,
+  trustWorkspace,
+  withHookContext,
+} from '../src/index.js';
 
 let fake: FakeProvider | undefined;
 let controller: SessionController | undefined;
@@ -79,6 +87,15 @@ describe('lifecycle hooks (HOOK-1)', () => {
       source: 'startup',
       cwd: p.workspace,
     });
+  });
+
+  it('HOOK-1 hook context rides after the prompt in labelled blocks the surfaces can name instead of print', () => {
+    const sent = withHookContext('fix it', [
+      '<hook-context event="SessionStart">\nuse pnpm\n</hook-context>',
+      '<hook-context event="UserPromptSubmit">\nTicket ABC-1\n</hook-context>',
+    ]);
+    expect(splitHookContext(sent)).toEqual({ text: 'fix it', events: ['SessionStart', 'UserPromptSubmit'] });
+    expect(splitHookContext('no hooks here')).toEqual({ text: 'no hooks here', events: [] });
   });
 
   it('HOOK-1 UserPromptSubmit: exit 2 refuses the prompt before any request, naming the hook; JSON additionalContext is added', async () => {

@@ -59,6 +59,18 @@ export function withHookContext(prompt: string, context: readonly string[]): str
   return `${prompt}\n\n${blocks.join('\n\n')}`;
 }
 
+const CONTEXT_BLOCK = /\n\n<hook-context event="([A-Za-z]+)">\n[\s\S]*?\n<\/hook-context>(?=\n\n<hook-context |$)/g;
+
+/** A sent prompt without the hook context blocks it carries, and the events that added them (for display). */
+export function splitHookContext(sent: string): { text: string; events: string[] } {
+  const events: string[] = [];
+  const text = sent.replace(CONTEXT_BLOCK, (_all, event: string) => {
+    events.push(event);
+    return '';
+  });
+  return { text, events };
+}
+
 function label(event: HookEvent, text: string): string {
   return `<hook-context event="${event}">\n${text.trim()}\n</hook-context>`;
 }

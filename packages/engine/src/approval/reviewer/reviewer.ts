@@ -22,6 +22,8 @@ import type { ParsedToolCall } from '@crystal/core';
 export const REVIEWER_FAILED_PREFIX = 'The approval reviewer failed:';
 /** The longest a review may take before it counts as failed (an ask). */
 export const DEFAULT_REVIEW_TIMEOUT_MS = 120_000;
+/** A reply longer than this is no assessment (a runaway or hostile reviewer). */
+export const MAX_REVIEW_REPLY_CHARS = 64 * 1024;
 
 export function reviewerDeniedText(rationale: string): string {
   const reason =
@@ -74,6 +76,7 @@ export function createReviewer(options: ReviewerOptions): Reviewer {
         const thinking = options.thinking?.();
         for await (const event of client.stream({ messages, tools: [], ...(thinking ? { thinking } : {}) }, both)) {
           if (event.type === 'text-delta') reply += event.text;
+          if (reply.length > MAX_REVIEW_REPLY_CHARS) return failed(`the reply was longer than ${MAX_REVIEW_REPLY_CHARS} characters.`);
           if (both.aborted) break;
         }
         if (signal.aborted) return 'cancelled';
