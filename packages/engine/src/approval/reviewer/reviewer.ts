@@ -76,7 +76,8 @@ export function createReviewer(options: ReviewerOptions): Reviewer {
         const thinking = options.thinking?.();
         for await (const event of client.stream({ messages, tools: [], ...(thinking ? { thinking } : {}) }, both)) {
           if (event.type === 'text-delta') reply += event.text;
-          if (reply.length > MAX_REVIEW_REPLY_CHARS) return failed(`the reply was longer than ${MAX_REVIEW_REPLY_CHARS} characters.`);
+          if (reply.length > MAX_REVIEW_REPLY_CHARS)
+            return failed(`the reply was longer than ${MAX_REVIEW_REPLY_CHARS} characters.`);
           if (both.aborted) break;
         }
         if (signal.aborted) return 'cancelled';
