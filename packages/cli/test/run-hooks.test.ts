@@ -140,6 +140,23 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
     expect(existsSync(join(workspace, 'made.txt'))).toBe(true);
   });
 
+  it('HOOK-1 a UserPromptSubmit hook that refuses the prompt: crystal run exits 1 naming the hook, and nothing is sent', async () => {
+    const workspace = realpathSync(tempDir('crystal-hook-prompt-'));
+    fake = await FakeProvider.start({ replies: [{ text: 'never' }], whenExhausted: 'error' });
+    home = tempHome(
+      fakeConfig(fake.baseUri, {
+        hooks: { UserPromptSubmit: [{ hooks: [{ command: "echo 'Ask in #deploys instead.' >&2; exit 2" }] }] },
+      }),
+    );
+    const result = await runCrystal(['run', 'deploy now'], { home: home.path, cwd: workspace });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "The UserPromptSubmit hook `echo 'Ask in #deploys instead.' >&2; exit 2` blocked this prompt: Ask in #deploys instead.",
+    );
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(fake.requests).toHaveLength(0);
+  });
+
   it('HOOK-1 a hook that hangs is killed at its timeout, reported, and the call goes on', async () => {
     const workspace = realpathSync(tempDir('crystal-hook-hang-'));
     fake = await FakeProvider.start({

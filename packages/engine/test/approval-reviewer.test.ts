@@ -330,7 +330,8 @@ describe('the approval model (REV-2)', () => {
     const { fake, controller, events } = await open([bashCall('touch r.txt'), { text: 'done' }], {
       config: {
         providers: { rev: { protocol: 'openai', baseUri: deadUri, apiKey: 'k', models: { judge: { contextWindow: 8000 } } } },
-        approvalModel: { enabled: true, provider: 'rev', model: 'judge' },
+        // Set without "enabled": on, so the session model is never used instead.
+        approvalModel: { provider: 'rev', model: 'judge' },
       },
     });
     await controller.sendOnce('touch r.txt');

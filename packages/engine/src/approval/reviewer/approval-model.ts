@@ -41,7 +41,8 @@ export function approvalModelSettings(config: Config, flags: ApprovalModelFlags 
   const model = flags.model ?? stored?.model;
   const thinkingEffort = flags.thinking ?? stored?.thinkingEffort;
   return {
-    enabled: named ? true : (flags.enabled ?? stored?.enabled ?? false),
+    // Set (with a provider and model) means on unless `enabled: false` says otherwise (§2.2).
+    enabled: named ? true : (flags.enabled ?? stored?.enabled ?? (stored?.provider !== undefined && stored.model !== undefined)),
     ...(provider !== undefined ? { provider } : {}),
     ...(model !== undefined ? { model } : {}),
     ...(thinkingEffort !== undefined ? { thinkingEffort } : {}),
