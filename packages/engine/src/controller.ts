@@ -770,6 +770,8 @@ export class SessionController {
   }
 
   private hookAbort: AbortController | undefined;
+  /** Ends SessionStart hooks still running when the session closes. */
+  private readonly sessionAbort = new AbortController();
   /** Context the SessionStart hooks gave, added to the next prompt (HOOK-1). */
   private sessionStartContext: Promise<readonly string[]> | undefined;
 
@@ -778,7 +780,7 @@ export class SessionController {
     const hooks = this.tools?.lifecycle;
     if (!hooks) return;
     const previous = this.sessionStartContext;
-    const signal = new AbortController().signal;
+    const signal = this.sessionAbort.signal;
     this.sessionStartContext = (async () => [...((await previous) ?? []), ...(await hooks.sessionStart(source, signal))])();
   }
 
@@ -1096,6 +1098,7 @@ export class SessionController {
     this.quitting = true;
     this.shellAbort?.abort();
     this.hookAbort?.abort();
+    this.sessionAbort.abort();
     this.active.cancel();
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
@@ -1114,6 +1117,7 @@ export class SessionController {
    * itself, REL-1/REL-3): MCP servers stop, the lock is released, the sandbox proxy closes.
    */
   async release(): Promise<void> {
+    this.sessionAbort.abort();
     try {
       await this.tools?.close();
     } finally {
