@@ -23,6 +23,7 @@ import {
   UNUSABLE_TEXT,
 } from '../src/index.js';
 import { systemMessage, userMessage } from '@crystal/core';
+import { createChatClient } from '@crystal/providers';
 
 const fakes: FakeProvider[] = [];
 let controller: SessionController | undefined;
@@ -276,6 +277,29 @@ describe('the excerpt and the reply parser (REV-1)', () => {
     expect(parseAssessment('{"outcome":"maybe"}')).toBeUndefined();
     expect(parseAssessment('{"outcome":"allow"')).toBeUndefined();
     expect(parseAssessment('{"outcome":"allow"} and {"outcome":"deny"}')).toBeUndefined();
+  });
+
+  it('REV-1 a reviewer that stalls mid-reply is a failure at the review timeout, whatever the transport allows', async () => {
+    const fake = await FakeProvider.start({ replies: [{ text: '{"outcome":"allow", "risk":"low"', stallAfter: 2 }] });
+    fakes.push(fake);
+    const client = await createChatClient(
+      { name: 'fake', protocol: 'openai', baseUri: fake.baseUri, apiKey: 'k' },
+      { id: 'fake-model', contextWindow: 8000 },
+    );
+    const reviewer = createReviewer({ client: async () => client, context: () => [userMessage('go')], timeoutMs: 300 });
+    const classification = { risk: 'write', authority: 'workspace', summary: 'Workspace shell command' } as const;
+    const card = { tool: 'bash', risk: 'Write', authority: 'Workspace', summary: 's', subject: 'ls' } as const;
+    const call = { id: 'c', name: 'bash', arguments: '{"command":"ls"}', input: { command: 'ls' } };
+    expect(await reviewer.review(call, classification, card, new AbortController().signal)).toEqual({
+      outcome: 'ask',
+      rationale: '',
+      failure: 'The approval reviewer failed: no answer within 0.3 seconds.',
+    });
+    // The turn's own cancel is a cancel, not a failure.
+    const cancel = new AbortController();
+    const pending = reviewer.review(call, classification, card, cancel.signal);
+    cancel.abort();
+    expect(await pending).toBe('cancelled');
   });
 
   it('REV-1 no conversation means ask: the reviewer sends no request', async () => {

@@ -81,10 +81,10 @@ export function createReviewer(options: ReviewerOptions): Reviewer {
           if (both.aborted) break;
         }
         if (signal.aborted) return 'cancelled';
-        if (timer.signal.aborted) return failed(`no answer within ${Math.round(timeoutMs / 1000)} seconds.`);
+        if (timer.signal.aborted) return failed(`no answer within ${timeoutMs / 1000} seconds.`);
       } catch (error) {
         if (signal.aborted) return 'cancelled';
-        if (timer.signal.aborted) return failed(`no answer within ${Math.round(timeoutMs / 1000)} seconds.`);
+        if (timer.signal.aborted) return failed(`no answer within ${timeoutMs / 1000} seconds.`);
         const message = isProviderError(error) ? error.message : error instanceof Error ? error.message : String(error);
         return failed(message);
       } finally {
