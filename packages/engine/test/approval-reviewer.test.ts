@@ -333,10 +333,10 @@ describe('the approval model (REV-2)', () => {
             protocol: 'openai',
             baseUri: reviewerFake.baseUri,
             apiKey: 'rev-key',
-            models: { judge: { contextWindow: 8000 } },
+            models: { judge: { contextWindow: 8000, thinking: true, thinkingEfforts: ['low', 'high'] } },
           },
         },
-        approvalModel: { enabled: true, provider: 'rev', model: 'judge' },
+        approvalModel: { enabled: true, provider: 'rev', model: 'judge', thinkingEffort: 'high' },
       },
     });
     await controller.sendOnce('touch r.txt');
@@ -345,6 +345,9 @@ describe('the approval model (REV-2)', () => {
     expect(reviewerFake.requests).toHaveLength(1);
     expect((reviewerFake.requests[0]?.body as { model: string }).model).toBe('judge');
     expect(reviewerFake.requests[0]?.headers.authorization).toBe('Bearer rev-key');
+    // Its stored gear goes with the review; the session's requests carry none.
+    expect((reviewerFake.requests[0]?.body as { reasoning_effort?: string }).reasoning_effort).toBe('high');
+    expect((fake.requests[0]?.body as { reasoning_effort?: string }).reasoning_effort).toBeUndefined();
   });
 
   it('REV-2 an approval model that cannot be reached is a failure (ask), with no fallback to the session model', async () => {
