@@ -210,13 +210,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ? (argv: readonly [string, ...string[]], childEnv: NodeJS.ProcessEnv) =>
         containment.wrap({ argv, cwd: options.workspace, env: childEnv })
     : undefined;
-  const hookContext = {
-    workspace: options.workspace,
-    sessionId: options.sessionId,
-    onNote: options.onNote,
-    env: options.env,
-    contain,
-  };
+  // SEC-6: hooks get the scrubbed child environment like every other child (no provider keys).
+  const hookContext = { workspace: options.workspace, sessionId: options.sessionId, onNote: options.onNote, env, contain };
   const lifecycle = createLifecycleHooks(hooks, {
     ...hookContext,
     transcriptPath: () => join(options.home, 'sessions', `${options.sessionId()}.json`),

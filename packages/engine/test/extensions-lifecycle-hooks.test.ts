@@ -161,6 +161,27 @@ describe('lifecycle hooks (HOOK-1)', () => {
     expect(fake?.requests).toHaveLength(3);
   });
 
+  it('HOOK-1 SEC-6 hooks get the scrubbed child environment: no provider keys or secret-looking variables unless passed', async () => {
+    const p = places();
+    const seen = join(p.outside, 'env.txt');
+    fake = await FakeProvider.start({ replies: [{ text: 'ok' }], whenExhausted: 'error' });
+    const config = fakeConfig(fake.baseUri, {
+      sandbox: 'off',
+      shellEnvironment: { pass: ['PASSED_TOKEN'] },
+      hooks: { UserPromptSubmit: group(`echo "[$OPENAI_API_KEY][$MY_TOKEN][$PASSED_TOKEN][$PLAIN]" > ${seen}`) },
+    }) as Config;
+    // The tools' children start from the process environment (the session's `env` is for keys).
+    const extra = { OPENAI_API_KEY: 'sk-x', MY_TOKEN: 't', PASSED_TOKEN: 'ok', PLAIN: 'plain' };
+    Object.assign(process.env, extra);
+    try {
+      controller = await SessionController.open({ home: p.home, workspace: p.workspace, config, env: {} });
+      await controller.sendOnce('hi');
+    } finally {
+      for (const name of Object.keys(extra)) delete process.env[name];
+    }
+    expect(readFileSync(seen, 'utf8')).toBe('[][][ok][plain]\n');
+  });
+
   it('HOOK-1 SBX-1 a trusted project hook runs inside the OS sandbox (no writes outside the workspace); a Home hook runs as configured', async () => {
     const p = places();
     await trustWorkspace(p.home, p.workspace);
