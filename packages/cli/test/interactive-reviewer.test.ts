@@ -35,8 +35,8 @@ describe('reviewer approvals in the terminal (REV-1, REV-3)', () => {
     await session.waitFor('Created it.');
     const screen = await session.waitIdle();
     expect(screen).toContain('Auto-approved');
-    expect(screen).toContain('Reason: Review');
-    expect(screen).toContain('Outcome: Allow');
+    expect(screen).toContain('Status: Approved · Reason: Review · Risk: Write · Authority: Workspace');
+    expect(screen).toContain('Outcome: Allow · Review risk: Low · Authorization: High');
     expect(screen).toContain('Rationale: The user asked for reviewed.txt.');
     expect(screen).not.toContain('Approve Bash?');
     expect(existsSync(join(workspace, 'reviewed.txt'))).toBe(true);

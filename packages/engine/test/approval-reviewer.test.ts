@@ -427,12 +427,8 @@ describe('auto-pass cards (REV-3)', () => {
     await shown.controller.sendOnce('list');
     const card = shown.events.find((e) => e.type === 'auto-pass');
     expect(card?.type === 'auto-pass' && autoPassCardLines(card.card)).toEqual([
-      'Status: Approved',
-      'Reason: Policy',
-      'Risk: Read',
-      'Authority: Workspace',
+      'Status: Approved · Reason: Policy · Risk: Read · Authority: Workspace',
       'Summary: List workspace',
-      'list: .',
     ]);
     await controller?.close();
     const hidden = await open([read, { text: 'listed' }], { config: { verboseApprovals: false } });
@@ -448,10 +444,8 @@ describe('auto-pass cards (REV-3)', () => {
     ]);
     await controller.sendOnce('touch ok');
     const card = events.find((e) => e.type === 'auto-pass');
-    expect(card?.type === 'auto-pass' && autoPassCardLines(card.card).slice(-4)).toEqual([
-      'Outcome: Allow',
-      'Review risk: Low',
-      'Authorization: High',
+    expect(card?.type === 'auto-pass' && autoPassCardLines(card.card).slice(-2)).toEqual([
+      'Outcome: Allow · Review risk: Low · Authorization: High',
       'Rationale: asked\\x1B[2J \\u202E',
     ]);
   });

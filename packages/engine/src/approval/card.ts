@@ -61,23 +61,22 @@ export function reviewCardFields(verdict: {
 }
 
 /**
- * The lines of an auto-pass card (§6.5), for every surface: Status, Reason, Risk, Authority, the
- * summary and the subject; for a review allow also Outcome, the review risk, authorisation and
- * rationale. Values are already escaped.
+ * The lines of an auto-pass card (§6.5), compact, for every surface: Status, Reason, Risk and
+ * Authority on one line, the classifier summary, and for a review allow its Outcome, review risk
+ * and authorisation, then the rationale. Values are already escaped.
  */
 export function autoPassCardLines(card: AutoPassCard): string[] {
   const lines = [
-    `Status: ${card.status}`,
-    `Reason: ${card.reason}`,
-    `Risk: ${card.risk}`,
-    `Authority: ${card.authority}`,
+    `Status: ${card.status} · Reason: ${card.reason} · Risk: ${card.risk} · Authority: ${card.authority}`,
     `Summary: ${card.summary}`,
-    `${card.tool}: ${card.subject}`,
   ];
   if (card.review) {
-    lines.push(`Outcome: ${card.review.outcome}`);
-    if (card.review.risk) lines.push(`Review risk: ${card.review.risk}`);
-    if (card.review.authorization) lines.push(`Authorization: ${card.review.authorization}`);
+    const levels = [
+      `Outcome: ${card.review.outcome}`,
+      ...(card.review.risk ? [`Review risk: ${card.review.risk}`] : []),
+      ...(card.review.authorization ? [`Authorization: ${card.review.authorization}`] : []),
+    ];
+    lines.push(levels.join(' · '));
     if (card.review.rationale) lines.push(`Rationale: ${card.review.rationale}`);
   }
   return lines;
