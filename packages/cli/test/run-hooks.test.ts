@@ -157,6 +157,24 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it('HOOK-1 a Stop hook keeps crystal run going once: its reason is a note, the second answer starts on its own line', async () => {
+    const workspace = realpathSync(tempDir('crystal-hook-stop-'));
+    fake = await FakeProvider.start({ replies: [{ text: 'first answer' }, { text: 'second answer' }], whenExhausted: 'error' });
+    const marker = join(workspace, 'once');
+    home = tempHome(
+      fakeConfig(fake.baseUri, {
+        hooks: {
+          Stop: [{ hooks: [{ command: `[ -e ${marker} ] && exit 0; touch ${marker}; echo 'Run the tests.' >&2; exit 2` }] }],
+        },
+      }),
+    );
+    const result = await runCrystal(['run', 'go'], { home: home.path, cwd: workspace });
+    expect(result.code).toBe(0);
+    expect(result.stdout.startsWith('first answer\nsecond answer\n')).toBe(true);
+    expect(result.stderr).toMatch(/The Stop hook `.*` asked you to continue: Run the tests\./);
+    expect(fake.requests).toHaveLength(2);
+  });
+
   it('HOOK-1 a hook that hangs is killed at its timeout, reported, and the call goes on', async () => {
     const workspace = realpathSync(tempDir('crystal-hook-hang-'));
     fake = await FakeProvider.start({

@@ -817,6 +817,7 @@ export class SessionController {
         }
         const reason = await hooks.stop(round > 0, abort.signal);
         if (reason === undefined || abort.signal.aborted) break;
+        this.note(reason);
         result = await this.active.send(reason, this.turnHooks());
         denied ||= result.denied;
       }
