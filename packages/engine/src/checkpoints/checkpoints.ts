@@ -62,7 +62,9 @@ export type CheckpointEvent =
       /** The user message of turn N: surfaces put it back into the composer for editing. */
       readonly composerText?: string;
     }
-  | { readonly type: 'rewind-picker'; readonly entries: readonly RewindEntry[] };
+  | { readonly type: 'rewind-picker'; readonly entries: readonly RewindEntry[] }
+  /** CKPT-4: a rewind refused because files changed since the checkpoint; `force` is the command that overwrites them. */
+  | { readonly type: 'rewind-conflict'; readonly turn: number; readonly conflicts: readonly Conflict[]; readonly force: string };
 
 export interface RewindEntry {
   readonly turn: number;

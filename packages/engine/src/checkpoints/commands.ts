@@ -28,7 +28,7 @@ export async function checkpointCommand(session: Session, name: 'rewind' | 'undo
     const turn = await checkpoints.lastUndoableTurn();
     if (turn === undefined) return { kind: 'text', text: 'Nothing to undo: no turn of this session changed a file.' };
     const result = await checkpoints.rewind({ to: turn, code: true, chat: false, force });
-    return describe(result, true, false, force ? '/undo' : '/undo force');
+    return answer(session, result, true, false, '/undo force');
   }
   if (words.length === 0) {
     const entries = await checkpoints.entries();
@@ -54,7 +54,19 @@ export async function checkpointCommand(session: Session, name: 'rewind' | 'undo
   const result = await checkpoints.rewind({ to: turn, code, chat, force }, (context, n) =>
     session.rewindConversation(context, n),
   );
-  return describe(result, code, chat, `/rewind ${turn} ${what} force`);
+  return answer(session, result, code, chat, `/rewind ${turn} ${what} force`);
+}
+
+/** The command's text; a refusal is also published so a surface can ask "overwrite?" (CKPT-4). */
+function answer(session: Session, result: RewindResult, code: boolean, chat: boolean, forceCommand: string): CommandOutput {
+  if (!result.applied)
+    session.checkpoints?.options.publish?.({
+      type: 'rewind-conflict',
+      turn: result.turn,
+      conflicts: result.conflicts,
+      force: forceCommand,
+    });
+  return describe(result, code, chat, forceCommand);
 }
 
 function oneLine(text: string): string {

@@ -117,7 +117,7 @@ export function commandCompletions(prefix: string): CommandSpec[] {
  */
 export const KEY_HELP: readonly (readonly [string, string])[] = [
   ['Esc', 'During a turn: interrupts it; queued text stays. At an idle prompt: clears the composer.'],
-  ['', 'In an overlay or picker: closes it. Twice on an empty composer: pick an earlier message to edit and resend.'],
+  ['', 'In an overlay or picker: closes it. Twice on an empty composer: pick an earlier message to rewind to.'],
   ['Ctrl+C', 'During a turn: interrupts it; queued text stays. At an idle prompt: clears the composer.'],
   ['', 'Twice on an empty composer: exits (the session is saved).'],
   ['Enter', 'At an idle prompt: sends the text. During a turn: queues it as a follow-up (sent after the current step).'],
