@@ -262,6 +262,36 @@ describe('checkpoints and rewind', () => {
     expect(bad.stderr).toContain('Usage: crystal rewind ID --to N');
   });
 
+  it('CKPT-5 CKPT-3 crystal rewind ID --redo takes back the last rewind (files and conversation); once more there is nothing to redo; --redo with --to is a usage error', async () => {
+    const ws = repo({ 'a.txt': 'a\n' });
+    const { home, fake } = await setup([bash('echo 1 > a.txt'), done, bash('echo 2 > a.txt'), done, { text: 'on we go' }]);
+    const before = gitFacts(ws);
+    const id = await turn(home, ws, 'message one');
+    await turn(home, ws, 'message two', id);
+    expect((await runCrystal(['rewind', id, '--to', '1'], { home })).code).toBe(0);
+    expect(read(ws, 'a.txt')).toBe('a\n');
+    const redo = await runCrystal(['rewind', id, '--redo'], { home });
+    expect(redo.stderr).toBe('');
+    expect(redo.stdout).toBe(
+      'Redone: took back the rewind to before message 1; restored 1 file (a.txt); the conversation is back as it was before the rewind.\n',
+    );
+    expect(redo.code).toBe(0);
+    expect(read(ws, 'a.txt')).toBe('2\n');
+    const again = await runCrystal(['rewind', id, '--redo'], { home });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('crystal: Nothing to redo: no rewind or undo of this session is left to take back.\n');
+    const bad = await runCrystal(['rewind', id, '--redo', '--to', '1'], { home });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--redo takes back the last rewind; it takes no --to, --code or --chat.');
+    await turn(home, ws, 'message three', id);
+    const users = (fake.requests.at(-1)?.body as { messages: Array<{ role: string; content: string }> }).messages
+      .filter((m) => m.role === 'user')
+      .map((m) => m.content);
+    expect(users).toEqual(['message one', 'message two', 'message three']);
+    expect(gitFacts(ws).refs).toBe(before.refs);
+    expect(gitFacts(ws).index).toBe(before.index);
+  });
+
   it('CKPT-6 a restore killed with -9 leaves every file whole (old or new) and re-running rewind finishes it', async () => {
     const names = Array.from({ length: 200 }, (_, i) => `f${String(i).padStart(3, '0')}.txt`);
     const original = (i: number) => `original ${i}\n`.repeat(2000);

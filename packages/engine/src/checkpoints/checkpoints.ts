@@ -18,7 +18,7 @@
  * file and its target: a restore killed with -9 leaves each file old or new, and re-running the
  * rewind finishes it.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs, lstatSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { ChatMessage, ParsedToolCall, ToolResultPart } from '@crystal/core';
@@ -29,6 +29,7 @@ import {
   type CheckpointLog,
   type CheckpointRecord,
   liveTurns,
+  type RewindRecord,
   readLog,
   type TurnRecord,
   turnRecord,
@@ -38,6 +39,7 @@ import { collectGarbage } from './gc.js';
 import { ChunkStore, sha256 } from './store.js';
 import {
   ABSENT,
+  captureFile,
   type Change,
   type CheckpointLimits,
   DEFAULT_CHECKPOINT_LIMITS,
@@ -61,6 +63,8 @@ export type CheckpointEvent =
       readonly files: readonly string[];
       /** The user message of turn N: surfaces put it back into the composer for editing. */
       readonly composerText?: string;
+      /** A `/redo`: the last rewind was taken back. */
+      readonly redo?: boolean;
     }
   | { readonly type: 'rewind-picker'; readonly entries: readonly RewindEntry[] }
   /** CKPT-4: a rewind refused because files changed since the checkpoint; `force` is the command that overwrites them. */
@@ -111,6 +115,27 @@ interface Journal {
   readonly turn: number;
   readonly undo: readonly number[];
   readonly targets: readonly Target[];
+  /** The rewind as applied, appended to the log once the files are written (what `/redo` reads). */
+  readonly record?: Omit<RewindRecord, 'seq'>;
+  /** A redo: the seq of the rewind record it takes back. */
+  readonly redoOf?: number;
+}
+
+/** The conversation as it is now (what a conversation rewind keeps for `/redo`). */
+export interface ChatNow {
+  readonly context: readonly ChatMessage[];
+  readonly userTurns: number;
+}
+
+export interface RedoResult {
+  /** The message number the undone rewind went back to. */
+  readonly turn: number;
+  readonly applied: boolean;
+  readonly restored: readonly string[];
+  readonly conflicts: readonly Conflict[];
+  readonly notRestorable: readonly Conflict[];
+  readonly code: boolean;
+  readonly chat: boolean;
 }
 
 export interface CheckpointsOptions {
@@ -395,6 +420,7 @@ export class Checkpoints {
   async rewind(
     options: RewindOptions,
     applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
+    chatNow?: () => ChatNow,
   ): Promise<RewindResult> {
     await this.pending;
     const finishedJournal = await this.finishJournal();
@@ -427,7 +453,9 @@ export class Checkpoints {
           conflicts.push({ path, reason: describeConflict(current, expected) });
           continue;
         }
-        targets.push({ path, expected: current, target });
+        // Forced over someone else's change: that content is stored first, so /redo can bring it back.
+        const kept = !sameContent(current, expected) && current.kind === 'file' ? await this.storedState(path) : current;
+        targets.push({ path, expected: kept, target });
       }
     }
     const composerText = rec.text;
@@ -436,13 +464,36 @@ export class Checkpoints {
     }
     let chatContext: ChatMessage[] | undefined;
     if (options.chat) chatContext = await this.contextBefore(options.to);
+    const superseded = options.chat
+      ? log.records.filter((r) => r.kind === 'turn' && !r.superseded && r.turn >= options.to).map((r) => r.seq)
+      : [];
+    // What /redo needs: the files as they are now (stored) and the conversation as it is now.
+    const now = options.chat ? chatNow?.() : undefined;
+    const record: Omit<RewindRecord, 'seq'> = {
+      kind: 'rewind',
+      id: randomUUID(),
+      turn: options.to,
+      at: new Date().toISOString(),
+      undo,
+      changes: targets.map((t) => ({ path: t.path, before: t.expected, after: t.target })),
+      ...(now
+        ? {
+            chat: {
+              context: await this.store.put(Buffer.from(JSON.stringify(toItems(now.context)))),
+              userTurns: now.userTurns,
+              superseded,
+            },
+          }
+        : {}),
+    };
+    const journal: Journal = { version: 1, session: this.sessionId, turn: options.to, undo, targets, record };
     if (options.code) {
-      const journal: Journal = { version: 1, session: this.sessionId, turn: options.to, undo, targets };
       await writeFileAtomic(this.journalPath, JSON.stringify(journal), 0o600);
       await this.applyJournal(journal, restored, notRestorable);
-    }
+    } else this.appendRecord(log, record);
     if (options.chat && chatContext) {
-      for (const r of log.records) if (r.kind === 'turn' && !r.superseded && r.turn >= options.to) r.superseded = true;
+      const gone = new Set(superseded);
+      for (const r of log.records) if (r.kind === 'turn' && gone.has(r.seq)) r.superseded = true;
       await writeLog(this.options.home, log);
       await applyChat?.(chatContext, options.to);
     }
@@ -511,9 +562,101 @@ export class Checkpoints {
     const log = await this.records();
     const undo = new Set(journal.undo);
     for (const r of log.records) if (r.kind === 'batch' && undo.has(r.seq)) r.undone = true;
+    if (journal.record) this.appendRecord(log, journal.record);
+    if (journal.redoOf !== undefined) {
+      const rewound = log.records.find((r): r is RewindRecord => r.kind === 'rewind' && r.seq === journal.redoOf);
+      if (rewound) {
+        rewound.redone = true;
+        const back = new Set(rewound.undo);
+        for (const r of log.records) if (r.kind === 'batch' && back.has(r.seq)) r.undone = false;
+      }
+    }
     await writeLog(this.options.home, log);
     await this.tracker.scanPaths(journal.targets.map((t) => t.path)).catch(() => undefined);
     await fs.rm(this.journalPath, { force: true });
+  }
+
+  /** Appends a rewind record once (a journal finished twice must not add it twice). */
+  private appendRecord(log: CheckpointLog, record: Omit<RewindRecord, 'seq'>): void {
+    if (log.records.some((r) => r.kind === 'rewind' && r.id === record.id)) return;
+    log.records.push({ ...record, seq: this.nextSeq(log) } as RewindRecord);
+  }
+
+  /**
+   * The rewind `/redo` would take back: the newest one not yet taken back, as long as no
+   * message was sent after it (the conversation went on from there). A string says why not.
+   */
+  async redoable(): Promise<RewindRecord | string> {
+    await this.pending;
+    const log = await this.records();
+    const rewinds = log.records.filter((r): r is RewindRecord => r.kind === 'rewind' && !r.redone);
+    const last = rewinds.at(-1);
+    if (!last) return 'Nothing to redo: no rewind or undo of this session is left to take back.';
+    if (log.records.some((r) => r.kind === 'turn' && r.seq > last.seq))
+      return 'Nothing to redo: a message was sent after the last rewind, so the conversation went on from there.';
+    return last;
+  }
+
+  /**
+   * `/redo`: takes back the last rewind or undo: the files it restored get the content they
+   * had just before it, the conversation (when it was rewound) its context and turn count. A
+   * file changed since the rewind is a conflict, refused unless forced (CKPT-4); the restore is
+   * journalled like a rewind (CKPT-6).
+   */
+  async redo(
+    options: { readonly force?: boolean },
+    applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
+  ): Promise<RedoResult | string> {
+    await this.pending;
+    await this.finishJournal();
+    const rec = await this.redoable();
+    if (typeof rec === 'string') return rec;
+    const log = await this.records();
+    const restored: string[] = [];
+    const notRestorable: Conflict[] = [];
+    const conflicts: Conflict[] = [];
+    const targets: Target[] = [];
+    for (const change of rec.changes) {
+      const current = await this.diskState(change.path);
+      if (sameContent(current, change.before) && sameMode(current, change.before)) continue;
+      if (change.before.kind === 'unrestorable') {
+        notRestorable.push({ path: change.path, reason: `not restorable: ${change.before.reason}` });
+        continue;
+      }
+      if (!sameContent(current, change.after) && !options.force) {
+        conflicts.push({ path: change.path, reason: describeConflict(current, change.after, 'rewind') });
+        continue;
+      }
+      targets.push({ path: change.path, expected: current, target: change.before });
+    }
+    const code = rec.changes.length > 0 || rec.undo.length > 0;
+    const chat = rec.chat !== undefined;
+    if (conflicts.length > 0) return { turn: rec.turn, applied: false, restored, conflicts, notRestorable, code, chat };
+    const context = rec.chat
+      ? fromItems(JSON.parse((await this.store.get(rec.chat.context)).toString('utf8')) as SessionItem[])
+      : undefined;
+    const journal: Journal = { version: 1, session: this.sessionId, turn: rec.turn, undo: [], targets, redoOf: rec.seq };
+    await writeFileAtomic(this.journalPath, JSON.stringify(journal), 0o600);
+    await this.applyJournal(journal, restored, notRestorable);
+    if (rec.chat && context) {
+      const back = new Set(rec.chat.superseded);
+      for (const r of log.records) if (r.kind === 'turn' && back.has(r.seq)) r.superseded = false;
+      await writeLog(this.options.home, log);
+      await applyChat?.(context, rec.chat.userTurns + 1);
+    }
+    this.options.publish?.({ type: 'checkpoint-restored', turn: rec.turn, code, chat, files: restored, redo: true });
+    return { turn: rec.turn, applied: true, restored, conflicts, notRestorable, code, chat };
+  }
+
+  /** Reads a file into the store (what a forced rewind overwrites, kept for /redo). */
+  private async storedState(path: string): Promise<FileState> {
+    const absolute = this.absoluteOf(path);
+    try {
+      return await captureFile(this.store, absolute, await fs.lstat(absolute), this.limits);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ABSENT;
+      return { kind: 'unrestorable', size: -1, reason: `not stored before it was overwritten (${(error as Error).message})` };
+    }
   }
 
   private absoluteOf(path: string): string {
@@ -579,10 +722,14 @@ export class Checkpoints {
   }
 }
 
-function describeConflict(current: FileState, expected: FileState): string {
-  if (current.kind === 'absent') return 'deleted since the checkpoint';
-  if (expected.kind === 'absent') return 'created since the checkpoint by someone else';
-  return 'changed since the checkpoint by someone else';
+function describeConflict(current: FileState, expected: FileState, since = 'checkpoint'): string {
+  if (current.kind === 'absent') return `deleted since the ${since}`;
+  if (expected.kind === 'absent') return `created since the ${since} by someone else`;
+  return `changed since the ${since} by someone else`;
+}
+
+function sameMode(a: FileState, b: FileState): boolean {
+  return a.kind !== 'file' || b.kind !== 'file' || a.mode === b.mode;
 }
 
 /** Temp files a killed restore left beside a file. */

@@ -98,6 +98,7 @@ export async function collectGarbage(home: string, options: GcOptions = {}): Pro
       current.seqs.push(r.seq);
       if (r.kind === 'turn') current.files.push(r.context);
       else for (const c of r.changes) current.files.push(...hashesOf(c.before), ...hashesOf(c.after));
+      if (r.kind === 'rewind' && r.chat) current.files.push(r.chat.context);
     }
   }
   const sizeOfGroup = async (group: Group, into: Map<string, number>): Promise<void> => {

@@ -75,6 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     phase: 'idle-only',
   },
   { name: 'undo', aliases: [], usage: '/undo', summary: "Undo the last turn's file changes.", phase: 'idle-only' },
+  { name: 'redo', aliases: [], usage: '/redo', summary: 'Take back the last rewind or undo.', phase: 'idle-only' },
   { name: 'mcp', aliases: [], usage: '/mcp', summary: 'MCP servers: state, tools, prompts, errors.', phase: 'report' },
   { name: 'btw', aliases: ['side'], usage: '/btw <question>', summary: 'Ask a side question.', phase: 'side' },
   {
