@@ -155,10 +155,10 @@ describe('checkpoints and rewind', () => {
     // Stored in Home, owner-only, nothing in the workspace.
     const store = join(home, 'checkpoints');
     expect(statSync(store).mode & 0o777).toBe(0o700);
-    const chunkDir = join(store, 'chunks');
-    const sub = readdirSync(chunkDir)[0] as string;
-    expect(statSync(join(chunkDir, sub)).mode & 0o777).toBe(0o700);
-    expect(statSync(join(chunkDir, sub, readdirSync(join(chunkDir, sub))[0] as string)).mode & 0o777).toBe(0o600);
+    const packDir = join(store, 'packs');
+    expect(statSync(packDir).mode & 0o777).toBe(0o700);
+    expect(readdirSync(packDir).length).toBeGreaterThan(0);
+    for (const name of readdirSync(packDir)) expect(statSync(join(packDir, name)).mode & 0o777).toBe(0o600);
     expect(readdirSync(ws).sort()).toEqual(['.git', 'a.txt', 'b.txt', 'c.txt', 'd.txt', 'sub']);
   });
 
@@ -182,6 +182,13 @@ describe('checkpoints and rewind', () => {
     const hash = createHash('sha256').update(big).digest('hex');
     expect(existsSync(join(home, 'checkpoints', 'chunks', hash.slice(0, 2), hash))).toBe(false);
     expect(existsSync(join(home, 'checkpoints', 'files', hash.slice(0, 2), `${hash}.json`))).toBe(false);
+    const packDir = join(home, 'checkpoints', 'packs');
+    const keys = readdirSync(packDir)
+      .filter((n) => n.endsWith('.idx'))
+      .flatMap((n) => (JSON.parse(readFileSync(join(packDir, n), 'utf8')) as Array<[string]>).map(([key]) => key));
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys).not.toContain(`c${hash}`);
+    expect(keys).not.toContain(`m${hash}`);
   });
 
   it('CKPT-4 a file changed since the checkpoint is not overwritten: rewind refuses and lists it; --force overwrites', async () => {

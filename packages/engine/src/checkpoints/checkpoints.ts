@@ -49,6 +49,9 @@ import {
   WorkspaceTracker,
 } from './tracker.js';
 
+/** The longest a `bash` batch waits for the first capture of a never-seen tree to read its files. */
+export const FIRST_CAPTURE_WAIT_MS = 2000;
+
 /** Tools that change no file. */
 const READ_ONLY = new Set(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question', 'view_image', 'describe_image']);
 /** Tools that change exactly the file their `path` argument names. */
@@ -223,6 +226,7 @@ export class Checkpoints {
   private async persistIndex(): Promise<void> {
     if (this.tracker.dirty === 0 || (this.tracker.dirty < 64 && this.tracker.size > 5000)) return;
     this.tracker.dirty = 0;
+    await this.store.flush();
     await writeFileAtomic(this.indexPath, JSON.stringify(this.tracker.toJson()), 0o600);
   }
 
@@ -232,12 +236,7 @@ export class Checkpoints {
     try {
       await this.finishJournal();
       await this.ensureIndex();
-      // The first walk (every new file read and stored) overlaps the model's first round;
-      // the first tool batch waits for it, so no batch runs before its "before" is known.
-      this.baseline ??= this.tracker.scanAll().then(
-        () => undefined,
-        (error: unknown) => this.note(error),
-      );
+      this.baseline ??= this.firstCapture();
       this.autoPrune ??= this.pruneDaily();
       const log = await this.records();
       const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))));
@@ -250,14 +249,67 @@ export class Checkpoints {
         context: contextHash,
       };
       log.records.push(record);
-      await writeLog(this.options.home, log);
+      await this.saveLog(log);
     } catch (error) {
       this.note(error);
     }
   }
 
   private baseline: Promise<void> | undefined;
+  /** The first capture's stat walk (what a `bash` batch needs before it runs). */
+  private walked: Promise<void> | undefined;
   private autoPrune: Promise<void> | undefined;
+
+  /**
+   * The first capture of the workspace, in the background (it overlaps the model's rounds):
+   * a stat walk, then the content of every file not stored yet, read 16 at a time and packed
+   * (store.ts). The stat index is saved every few thousand files, so a session that ends (or
+   * is killed) before it finishes leaves the next one less to read.
+   */
+  private firstCapture(): Promise<void> {
+    const walked = this.tracker.scanAll({ statOnly: true }).then(
+      () => undefined,
+      (error: unknown) => this.note(error),
+    );
+    this.walked = walked;
+    return walked
+      .then(() => this.tracker.fillPending(undefined, () => this.persistIndex()))
+      .then(() => this.persistIndex())
+      .catch((error: unknown) => this.note(error));
+  }
+
+  /**
+   * What a `bash` batch waits for before it runs: the first capture's stat walk, then its
+   * content reading for at most FIRST_CAPTURE_WAIT_MS. Past that the batch goes ahead; a file
+   * it changes whose first copy was not read yet is recorded as not restorable, never as the
+   * wrong content (tracker.ts: NOT_YET_CAPTURED).
+   */
+  private async firstCaptureBound(): Promise<void> {
+    await this.walked;
+    if (!this.baseline) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.baseline,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, FIRST_CAPTURE_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Everything in flight done, the first capture included (tests, benchmarks, `crystal checkpoints`). */
+  async settled(): Promise<void> {
+    await this.baseline;
+    await this.flush();
+    await this.store.flush();
+  }
+
+  /** Pieces are on disk before the log that names them (store.ts: packs). */
+  private async saveLog(log: CheckpointLog): Promise<void> {
+    await this.store.flush();
+    await writeLog(this.options.home, log);
+  }
 
   /**
    * CKPT-2: once a day (a marker file in Home), the caps are applied in the background: logs
@@ -278,10 +330,12 @@ export class Checkpoints {
 
   private pending: Promise<void> = Promise.resolve();
 
-  /** Waits for the capture after the last batch (the session calls it before the turn ends). */
+  /**
+   * Waits for the capture after the last batch (the session calls it before the turn ends).
+   * The first capture of a large tree is not waited for: it goes on in the background.
+   */
   async flush(): Promise<void> {
     await this.autoPrune;
-    await this.baseline;
     await this.pending;
     await this.persistIndex().catch((error: unknown) => this.note(error));
   }
@@ -297,13 +351,14 @@ export class Checkpoints {
     run: () => Promise<ToolResultPart[]>,
   ): Promise<ToolResultPart[]> {
     await this.pending;
-    await this.baseline;
     let paths: string[] | 'all' | undefined;
     try {
       paths = await this.scopeOf(calls);
       await this.ensureIndex();
-      if (paths === 'all') await this.tracker.scanAll();
-      else if (paths.length > 0) await this.tracker.scanPaths(paths);
+      if (paths === 'all') {
+        await this.firstCaptureBound();
+        await this.tracker.scanAll();
+      } else if (paths.length > 0) await this.tracker.scanPaths(paths);
     } catch (error) {
       this.note(error);
       paths = undefined;
@@ -329,7 +384,7 @@ export class Checkpoints {
           changes,
         };
         log.records.push(record);
-        await writeLog(this.options.home, log);
+        await this.saveLog(log);
       }
     } catch (error) {
       this.note(error);
@@ -488,13 +543,14 @@ export class Checkpoints {
     };
     const journal: Journal = { version: 1, session: this.sessionId, turn: options.to, undo, targets, record };
     if (options.code) {
+      await this.store.flush();
       await writeFileAtomic(this.journalPath, JSON.stringify(journal), 0o600);
       await this.applyJournal(journal, restored, notRestorable);
     } else this.appendRecord(log, record);
     if (options.chat && chatContext) {
       const gone = new Set(superseded);
       for (const r of log.records) if (r.kind === 'turn' && gone.has(r.seq)) r.superseded = true;
-      await writeLog(this.options.home, log);
+      await this.saveLog(log);
       await applyChat?.(chatContext, options.to);
     }
     this.options.publish?.({
@@ -571,7 +627,7 @@ export class Checkpoints {
         for (const r of log.records) if (r.kind === 'batch' && back.has(r.seq)) r.undone = false;
       }
     }
-    await writeLog(this.options.home, log);
+    await this.saveLog(log);
     await this.tracker.scanPaths(journal.targets.map((t) => t.path)).catch(() => undefined);
     await fs.rm(this.journalPath, { force: true });
   }
@@ -636,12 +692,13 @@ export class Checkpoints {
       ? fromItems(JSON.parse((await this.store.get(rec.chat.context)).toString('utf8')) as SessionItem[])
       : undefined;
     const journal: Journal = { version: 1, session: this.sessionId, turn: rec.turn, undo: [], targets, redoOf: rec.seq };
+    await this.store.flush();
     await writeFileAtomic(this.journalPath, JSON.stringify(journal), 0o600);
     await this.applyJournal(journal, restored, notRestorable);
     if (rec.chat && context) {
       const back = new Set(rec.chat.superseded);
       for (const r of log.records) if (r.kind === 'turn' && back.has(r.seq)) r.superseded = false;
-      await writeLog(this.options.home, log);
+      await this.saveLog(log);
       await applyChat?.(context, rec.chat.userTurns + 1);
     }
     this.options.publish?.({ type: 'checkpoint-restored', turn: rec.turn, code, chat, files: restored, redo: true });
