@@ -153,6 +153,8 @@ export class Session {
   /** Releases the session's lock (REL-2); the session is not saved again after this. */
   release(): void {
     this.lock?.release();
+    // CKPT-1: a first capture still reading in the background stops and keeps what it read.
+    void this.checkpoints?.stop();
   }
 
   private lastSaveError: { readonly path: string; readonly message: string } | undefined;

@@ -273,9 +273,11 @@ export class Checkpoints {
     );
     this.walked = walked;
     return walked
-      .then(() => this.tracker.fillPending(undefined, () => this.persistIndex()))
+      .then(() => this.tracker.fillPending(this.stopping.signal, () => this.persistIndex()))
       .then(() => this.persistIndex())
-      .catch((error: unknown) => this.note(error));
+      .catch((error: unknown) => {
+        if (!this.stopping.signal.aborted) this.note(error);
+      });
   }
 
   /**
@@ -296,6 +298,20 @@ export class Checkpoints {
       }),
     ]);
     clearTimeout(timer);
+  }
+
+  private readonly stopping = new AbortController();
+
+  /**
+   * The session ends: a first capture still reading stops, and what it read is kept (pack and
+   * stat index written), so the process is not held open and the next session reads the rest.
+   */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.baseline;
+    await this.pending;
+    await this.store.flush().catch(() => undefined);
+    await this.persistIndex().catch(() => undefined);
   }
 
   /** Everything in flight done, the first capture included (tests, benchmarks, `crystal checkpoints`). */

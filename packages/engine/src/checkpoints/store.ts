@@ -74,8 +74,10 @@ export interface FileManifest {
   readonly chunks: ReadonlyArray<readonly [string, number]>;
 }
 
-/** A pack is written once this many deflated bytes are gathered. */
-const PACK_BYTES = 8 * 1024 * 1024;
+/** A pack is written once this many deflated bytes are gathered (tests make it small to get many packs). */
+const PACK_BYTES = Number(process.env.CRYSTAL_CHECKPOINT_TEST_PACK_BYTES) || 8 * 1024 * 1024;
+/** Test seam: pack N stops between its pack file and its index, so a test can kill -9 there. */
+const PAUSE_PACK = Number(process.env.CRYSTAL_CHECKPOINT_TEST_PAUSE_PACK ?? Number.NaN);
 
 interface PackedAt {
   readonly pack: string;
@@ -240,6 +242,10 @@ export class ChunkStore {
     try {
       await this.ensureDir(this.packDir);
       await writeDurable(join(this.packDir, `${name}.pack`), body);
+      if (this.packsWritten + 1 === PAUSE_PACK) {
+        process.stderr.write(`checkpoint pack ${PAUSE_PACK} paused before its index\n`);
+        await new Promise(() => {});
+      }
       await writeDurable(join(this.packDir, `${name}.idx`), index);
       await syncDir(this.packDir);
     } catch (error) {

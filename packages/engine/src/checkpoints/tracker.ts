@@ -50,12 +50,15 @@ interface Entry {
   ino: number;
   /** Undefined while the content is not read yet (the first capture of a tree reads it in the background). */
   state: FileState | undefined;
+  /** The stat was taken within RACY_MS of the change it shows: not trusted by the next scan. */
+  racy?: boolean;
 }
 
 interface DirStat {
   mtimeMs: number;
   ctimeMs: number;
   ino: number;
+  racy?: boolean;
 }
 
 export const ABSENT: FileState = { kind: 'absent' };
@@ -234,7 +237,7 @@ export class WorkspaceTracker {
     const onDirectory = (absolute: string): void => {
       const stat = statOf(absolute);
       const rel = absolute === root ? '' : toPosix(relative(this.workspace, absolute));
-      if (stat) dirs.set(rel, { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
+      if (stat) dirs.set(rel, dirStat(stat));
     };
     for await (const batch of walkFileBatches(scope, options.signal, onDirectory)) {
       // Stats are synchronous in batches of 512 (far cheaper than one promise per file); files
@@ -288,8 +291,9 @@ export class WorkspaceTracker {
         this.dirs.delete(relDir);
         continue;
       }
-      if (known && known.mtimeMs === stat.mtimeMs && known.ctimeMs === stat.ctimeMs && known.ino === stat.ino) continue;
-      this.dirs.set(relDir, { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
+      if (known && !known.racy && known.mtimeMs === stat.mtimeMs && known.ctimeMs === stat.ctimeMs && known.ino === stat.ino)
+        continue;
+      this.dirs.set(relDir, dirStat(stat));
       let names: import('node:fs').Dirent[];
       try {
         names = await fs.readdir(absoluteDir, { withFileTypes: true });
@@ -358,7 +362,7 @@ export class WorkspaceTracker {
           if (this.entries.get(rel) !== entry || entry.state) return;
           const absolute = this.absolute(rel);
           const before = statOf(absolute);
-          if (!before?.isFile() || !unchanged(entry, before)) return;
+          if (!before?.isFile() || !sameStat(entry, before)) return;
           let state: FileState;
           try {
             state = await captureFile(this.store, absolute, before, this.limits);
@@ -366,7 +370,7 @@ export class WorkspaceTracker {
             return;
           }
           const after = statOf(absolute);
-          if (!after || !unchanged(entry, after) || this.entries.get(rel) !== entry || entry.state) return;
+          if (!after || !sameStat(entry, after) || this.entries.get(rel) !== entry || entry.state) return;
           entry.state = state;
           this.dirty++;
           done++;
@@ -394,7 +398,14 @@ export class WorkspaceTracker {
     }
     if (unchanged(known, stat) && (known?.state || !options.fill)) return undefined;
     if (options.statOnly) {
-      this.entries.set(path, { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino, state: undefined });
+      this.entries.set(path, {
+        size: stat.size,
+        mtimeMs: stat.mtimeMs,
+        ctimeMs: stat.ctimeMs,
+        ino: stat.ino,
+        state: undefined,
+        racy: isRacy(stat),
+      });
       return undefined;
     }
     let state: FileState;
@@ -410,10 +421,17 @@ export class WorkspaceTracker {
       state = { kind: 'unrestorable', size: stat.size, reason: `unreadable (${(error as Error).message})` };
     }
     const wasPending = known !== undefined && !known.state;
-    this.entries.set(path, { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino, state });
+    this.entries.set(path, {
+      size: stat.size,
+      mtimeMs: stat.mtimeMs,
+      ctimeMs: stat.ctimeMs,
+      ino: stat.ino,
+      state,
+      racy: isRacy(stat),
+    });
     this.dirty++;
     // Read now with the stat the index already had: the content is what it was, not a change.
-    if (wasPending && unchanged(known, stat)) return undefined;
+    if (wasPending && sameStat(known, stat)) return undefined;
     if (sameState(before, state)) return undefined;
     return { path, before, after: state };
   }
@@ -427,7 +445,17 @@ function statOf(absolute: string): Stats | undefined {
   }
 }
 
-function unchanged(known: Entry | undefined, stat: Stats): boolean {
+/**
+ * File system times are coarse (a few milliseconds on Linux): a file or folder changed again
+ * within the same tick keeps its stat. A stat taken less than RACY_MS after the change it shows
+ * is not trusted ("racily clean", as git calls it): the next scan reads the file, or lists the
+ * folder, again.
+ */
+const RACY_MS = 1000;
+
+const isRacy = (stat: Stats): boolean => Date.now() - Math.max(stat.mtimeMs, stat.ctimeMs) < RACY_MS;
+
+function sameStat(known: Entry | undefined, stat: Stats): boolean {
   return (
     known !== undefined &&
     known.size === stat.size &&
@@ -435,4 +463,13 @@ function unchanged(known: Entry | undefined, stat: Stats): boolean {
     known.ctimeMs === stat.ctimeMs &&
     known.ino === stat.ino
   );
+}
+
+/** The stat says the file is as the index holds it (and the index's stat was not taken racily). */
+function unchanged(known: Entry | undefined, stat: Stats): boolean {
+  return sameStat(known, stat) && known?.racy !== true;
+}
+
+function dirStat(stat: Stats): DirStat {
+  return { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino, racy: isRacy(stat) };
 }
