@@ -9,7 +9,8 @@
  * a copy: 200 edits of one file cost a few percent of 200 copies (bench/checkpoints.mjs).
  * Chunks and manifests are named by the SHA-256 of their bytes, so content is shared across
  * turns, sessions and workspaces and written once. Chunks and manifests are stored deflated
- * (raw DEFLATE); names are hashes of the plain bytes. Reads re-hash: a damaged chunk is
+ * (raw DEFLATE; in packs an encoding byte first, and pieces under 256 bytes or that do not
+ * shrink stored plain); names are hashes of the plain bytes. Reads re-hash: a damaged chunk is
  * reported, never restored.
  *
  * Packs. New chunks and manifests are gathered in memory and written together as a pack:
@@ -158,25 +159,31 @@ export class ChunkStore {
     return false;
   }
 
-  /** Gathers a piece already deflated (gc: the live pieces of a pack being rewritten). */
-  stageRaw(key: string, deflated: Buffer): void {
+  /** Gathers a piece as it is stored (gc: the live pieces of a pack being rewritten). */
+  stageRaw(key: string, encoded: Buffer): void {
     if (this.staged.has(key)) return;
-    this.staged.set(key, deflated);
-    this.stagedBytes += deflated.length;
+    this.staged.set(key, encoded);
+    this.stagedBytes += encoded.length;
   }
 
-  /** A piece's stored (deflated) bytes, or undefined. */
+  /** A piece as it is stored (its encoding byte first), or undefined. */
   async rawOf(key: string): Promise<Buffer | undefined> {
     const hash = key.slice(1);
     return this.raw(key, key.startsWith('m') ? this.manifestPath(hash) : this.chunkPath(hash));
   }
 
+  /** A piece's plain bytes, or undefined when missing; throws when it cannot be decoded. */
+  async pieceOf(key: string): Promise<Buffer | undefined> {
+    const raw = await this.rawOf(key);
+    return raw && decode(raw);
+  }
+
   /** Gathers a piece for the next pack; writes the pack once it is full. */
   private async stage(key: string, data: Uint8Array): Promise<void> {
     if (this.staged.has(key)) return;
-    const deflated = deflateRawSync(data, { level: 6 });
-    this.staged.set(key, deflated);
-    this.stagedBytes += deflated.length;
+    const encoded = encode(data);
+    this.staged.set(key, encoded);
+    this.stagedBytes += encoded.length;
     if (this.stagedBytes >= PACK_BYTES) await this.flush();
   }
 
@@ -270,7 +277,7 @@ export class ChunkStore {
     this.dirsMade.add(dir);
   }
 
-  /** A piece's deflated bytes: gathered, packed or loose; undefined when missing. */
+  /** A piece as stored (encoding byte first): gathered, packed or loose; undefined when missing. */
   private async raw(key: string, loose: string): Promise<Buffer | undefined> {
     const staged = this.staged.get(key);
     if (staged) return staged;
@@ -295,7 +302,8 @@ export class ChunkStore {
         continue;
       }
       try {
-        return await fs.readFile(loose);
+        // Loose files of earlier versions are deflated, without the encoding byte.
+        return Buffer.concat([DEFLATED, await fs.readFile(loose)]);
       } catch {
         if (attempt === 1) return undefined;
       }
@@ -313,7 +321,7 @@ export class ChunkStore {
     }
     let parsed: FileManifest;
     try {
-      parsed = JSON.parse(inflateRawSync(raw).toString('utf8')) as FileManifest;
+      parsed = JSON.parse(decode(raw).toString('utf8')) as FileManifest;
     } catch {
       throw new Error(`checkpoint file ${hash.slice(0, 12)} is damaged`);
     }
@@ -336,7 +344,7 @@ export class ChunkStore {
         throw new Error(`chunk ${chunkHash.slice(0, 12)} of the stored copy ${hash.slice(0, 12)} is missing (pruned or deleted)`);
       let piece: Buffer;
       try {
-        piece = inflateRawSync(raw);
+        piece = decode(raw);
       } catch {
         throw new Error(`chunk ${chunkHash.slice(0, 12)} of the stored copy is damaged`);
       }
@@ -347,6 +355,26 @@ export class ChunkStore {
     if (sha256(bytes) !== hash) throw new Error(`the stored copy ${hash.slice(0, 12)} is damaged`);
     return bytes;
   }
+}
+
+const PLAIN = Buffer.from([0]);
+const DEFLATED = Buffer.from([1]);
+/** Below this a piece is stored as it is: deflating a few dozen bytes costs more than it saves. */
+const PLAIN_BELOW = 256;
+
+/** A piece as stored: one encoding byte (0 plain, 1 raw DEFLATE), then the bytes. */
+function encode(data: Uint8Array): Buffer {
+  if (data.length >= PLAIN_BELOW) {
+    const deflated = deflateRawSync(data, { level: 6 });
+    if (deflated.length < data.length) return Buffer.concat([DEFLATED, deflated]);
+  }
+  return Buffer.concat([PLAIN, data]);
+}
+
+function decode(encoded: Buffer): Buffer {
+  if (encoded[0] === 0) return encoded.subarray(1);
+  if (encoded[0] === 1) return inflateRawSync(encoded.subarray(1));
+  throw new Error('unknown piece encoding');
 }
 
 /** Temp file + fsync + rename (0600). */

@@ -8,7 +8,7 @@
  *
  * Nothing here writes in the workspace or runs git.
  */
-import { promises as fs, lstatSync, type Stats } from 'node:fs';
+import { promises as fs, lstatSync, readFileSync, type Stats } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { acceptsEntry, type SearchScope, searchScope, walkFileBatches } from '../tools/builtin/walker.js';
 import type { ChunkStore } from './store.js';
@@ -89,6 +89,8 @@ export function isBinary(head: Uint8Array): boolean {
   return head.subarray(0, 8192).includes(0);
 }
 
+const SYNC_READ_BYTES = 256 * 1024;
+
 /** Reads a file into the store, or records why it is not restorable. */
 export async function captureFile(
   store: ChunkStore,
@@ -99,7 +101,8 @@ export async function captureFile(
   const mode = stat.mode & 0o777;
   if (stat.size > limits.maxFileBytes)
     return { kind: 'unrestorable', size: stat.size, reason: `larger than the ${limits.maxFileBytes} byte limit` };
-  const bytes = await fs.readFile(absolute);
+  // A small file is read at once: a thread-pool round trip costs more than the read itself.
+  const bytes = stat.size <= SYNC_READ_BYTES ? readFileSync(absolute) : await fs.readFile(absolute);
   if (bytes.length > limits.maxBinaryBytes && isBinary(bytes))
     return {
       kind: 'unrestorable',
@@ -355,6 +358,7 @@ export class WorkspaceTracker {
     const todo: Array<[string, Entry]> = [];
     for (const [rel, e] of this.entries) if (!e.state) todo.push([rel, e]);
     let done = 0;
+    let savedAt = Date.now();
     for (let i = 0; i < todo.length; i += 16) {
       signal?.throwIfAborted();
       await Promise.all(
@@ -376,7 +380,11 @@ export class WorkspaceTracker {
           done++;
         }),
       );
-      if (onProgress && i % 4096 === 0 && i > 0) await onProgress(done);
+      // The stat index is saved now and then (a session that ends early keeps what was read).
+      if (onProgress && Date.now() - savedAt > 10_000) {
+        savedAt = Date.now();
+        await onProgress(done);
+      }
     }
     return done;
   }
