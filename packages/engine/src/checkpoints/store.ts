@@ -316,7 +316,15 @@ export class ChunkStore {
     if (!raw) {
       // A one-chunk file is stored as its chunk.
       const chunk = await this.raw(`c${hash}`, this.chunkPath(hash));
-      if (chunk) return { size: -1, chunks: [[hash, chunk.length]] };
+      if (chunk) {
+        let size = -1;
+        try {
+          size = decode(chunk).length;
+        } catch {
+          // Damaged: get() says so.
+        }
+        return { size, chunks: [[hash, size]] };
+      }
       throw new Error(`checkpoint file ${hash.slice(0, 12)} is missing`);
     }
     let parsed: FileManifest;
