@@ -204,6 +204,36 @@ describe('/rewind and /undo through the controller', () => {
   });
 });
 
+describe('hostile store', () => {
+  it('CKPT-2 a pack index naming huge, negative or malformed pieces is ignored: reads say missing, nothing is allocated or crashes', async () => {
+    const home = temp('crystal-ckpt-hostile-');
+    const store = ChunkStore.forHome(home);
+    const body = Buffer.from('a small file\n');
+    const hash = await store.put(body);
+    await store.flush();
+    const packs = join(home, 'checkpoints', 'packs');
+    const bogus = 'f'.repeat(64);
+    writeFileSync(join(packs, `${bogus}.pack`), 'x'.repeat(100));
+    writeFileSync(
+      join(packs, `${bogus}.idx`),
+      JSON.stringify([
+        [`c${'a'.repeat(64)}`, 0, 1e12],
+        [`c${'b'.repeat(64)}`, -5, 10],
+        ['../../etc/passwd', 0, 10],
+        'nonsense',
+        [`m${'c'.repeat(64)}`, 0, 10],
+      ]),
+    );
+    writeFileSync(join(packs, `${'e'.repeat(64)}.idx`), '{not json');
+    const fresh = new ChunkStore(join(home, 'checkpoints'));
+    expect((await fresh.get(hash)).equals(body)).toBe(true);
+    await expect(fresh.get('a'.repeat(64))).rejects.toThrow(/missing or damaged/);
+    await expect(fresh.get('b'.repeat(64))).rejects.toThrow(/missing or damaged/);
+    // The one well-formed row points at junk: it is reported damaged, never returned.
+    await expect(fresh.get('c'.repeat(64))).rejects.toThrow(/damaged|missing/);
+  });
+});
+
 describe('hostile workspace', () => {
   it('CKPT-4 a folder replaced by a link to outside the workspace is never written through by a restore', async () => {
     const { mkdirSync, symlinkSync, rmSync, existsSync } = await import('node:fs');

@@ -68,6 +68,9 @@ export function chunkBoundaries(bytes: Uint8Array): number[] {
 export const sha256 = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
 
 const HASH = /^[0-9a-f]{64}$/;
+const KEY = /^[cm][0-9a-f]{64}$/;
+/** The largest piece a pack holds: a chunk (64 KiB) or a manifest (some KiB per MiB of file). */
+const MAX_PIECE = 64 * 1024 * 1024;
 
 export interface FileManifest {
   readonly size: number;
@@ -138,8 +141,17 @@ export class ChunkStore {
       if (!name.endsWith('.idx') || this.packsRead.has(name)) continue;
       const pack = name.slice(0, -4);
       try {
-        const rows = JSON.parse(await fs.readFile(join(this.packDir, name), 'utf8')) as Array<[string, number, number]>;
-        for (const [key, offset, length] of rows) packed.set(key, { pack, offset, length });
+        const rows = JSON.parse(await fs.readFile(join(this.packDir, name), 'utf8')) as unknown;
+        if (!Array.isArray(rows) || !HASH.test(pack)) continue;
+        for (const row of rows) {
+          // A damaged or hostile index names nothing it cannot hold: a piece is a chunk or a manifest, never huge.
+          if (!Array.isArray(row)) continue;
+          const [key, offset, length] = row as [unknown, unknown, unknown];
+          if (typeof key !== 'string' || !KEY.test(key) || !Number.isSafeInteger(offset) || !Number.isSafeInteger(length))
+            continue;
+          if ((offset as number) < 0 || (length as number) < 1 || (length as number) > MAX_PIECE) continue;
+          packed.set(key, { pack, offset: offset as number, length: length as number });
+        }
         this.packsRead.add(name);
       } catch {
         // A damaged index: its pieces read as missing.
