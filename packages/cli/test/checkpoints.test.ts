@@ -335,4 +335,47 @@ describe('checkpoints and rewind', () => {
     expect(readdirSync(ws).filter((n) => n.includes('crystal-restore'))).toEqual([]);
     expect(existsSync(join(home, 'checkpoints', 'journal', `${id}.json`))).toBe(false);
   });
+
+  it('CKPT-6 CKPT-3 a redo killed with -9 leaves every file whole (old or new) and running --redo again finishes it', async () => {
+    const names = Array.from({ length: 150 }, (_, i) => `f${String(i).padStart(3, '0')}.txt`);
+    const original = (i: number) => `original ${i}\n`.repeat(2000);
+    const changed = (i: number) => original(i).replaceAll('original', 'changed');
+    const ws = repo(Object.fromEntries(names.map((n, i) => [n, original(i)])));
+    const { home } = await setup([bash("sed -i 's/original/changed/' f*.txt"), done]);
+    const id = await turn(home, ws, 'change them all');
+    expect((await runCrystal(['rewind', id, '--to', '1', '--code'], { home })).code).toBe(0);
+    for (const [i, n] of names.entries()) expect(read(ws, n)).toBe(original(i));
+    const child = spawn(process.execPath, [crystalBin, 'rewind', id, '--redo'], {
+      env: { PATH: process.env.PATH ?? '', HOME: home, CRYSTAL_HOME: home, CRYSTAL_CHECKPOINT_TEST_HANG_AFTER: '40' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    await new Promise<void>((resolve) => {
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (err.includes('restore paused')) resolve();
+      });
+    });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.on('close', resolve));
+    let redone = 0;
+    for (const [i, n] of names.entries()) {
+      const body = read(ws, n);
+      expect([original(i), changed(i)]).toContain(body);
+      if (body === changed(i)) redone++;
+    }
+    expect(redone).toBe(40);
+    const again = await runCrystal(['rewind', id, '--redo'], { home });
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(
+      'Redone: an interrupted redo of the rewind to before message 1 was finished; restored 150 files',
+    );
+    for (const [i, n] of names.entries()) expect(read(ws, n)).toBe(changed(i));
+    expect(readdirSync(ws).filter((n) => n.includes('crystal-restore'))).toEqual([]);
+    // Taken back once: a third --redo has nothing left.
+    const third = await runCrystal(['rewind', id, '--redo'], { home });
+    expect(third.code).toBe(1);
+    expect(third.stderr).toContain('Nothing to redo');
+  });
 });

@@ -139,6 +139,8 @@ export interface RedoResult {
   readonly notRestorable: readonly Conflict[];
   readonly code: boolean;
   readonly chat: boolean;
+  /** A redo killed part way was finished (this call did only that). */
+  readonly finishedJournal?: boolean;
 }
 
 export interface CheckpointsOptions {
@@ -595,14 +597,19 @@ export class Checkpoints {
 
   /** CKPT-6: a restore a crash interrupted is finished first (each file is old or new; temp files are removed). */
   async finishJournal(): Promise<boolean> {
+    return (await this.finishInterrupted()) !== undefined;
+  }
+
+  /** The interrupted restore, finished; undefined when there was none. */
+  private async finishInterrupted(): Promise<Journal | undefined> {
     let journal: Journal;
     try {
       journal = JSON.parse(await fs.readFile(this.journalPath, 'utf8')) as Journal;
     } catch {
-      return false;
+      return undefined;
     }
     await this.applyJournal(journal, [], []);
-    return true;
+    return journal;
   }
 
   private async applyJournal(journal: Journal, restored: string[], notRestorable: Conflict[]): Promise<void> {
@@ -680,7 +687,23 @@ export class Checkpoints {
     applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
   ): Promise<RedoResult | string> {
     await this.pending;
-    await this.finishJournal();
+    const interrupted = await this.finishInterrupted();
+    if (interrupted?.redoOf !== undefined) {
+      // CKPT-6: a redo killed part way is what this redo finishes (its conversation part too).
+      const log = await this.records();
+      const done = log.records.find((r): r is RewindRecord => r.kind === 'rewind' && r.seq === interrupted.redoOf);
+      if (done?.chat) await this.redoChat(log, done, applyChat);
+      return {
+        turn: interrupted.turn,
+        applied: true,
+        restored: interrupted.targets.map((t) => t.path),
+        conflicts: [],
+        notRestorable: [],
+        code: true,
+        chat: done?.chat !== undefined,
+        finishedJournal: true,
+      };
+    }
     const rec = await this.redoable();
     if (typeof rec === 'string') return rec;
     const log = await this.records();
@@ -711,14 +734,24 @@ export class Checkpoints {
     await this.store.flush();
     await writeFileAtomic(this.journalPath, JSON.stringify(journal), 0o600);
     await this.applyJournal(journal, restored, notRestorable);
-    if (rec.chat && context) {
-      const back = new Set(rec.chat.superseded);
-      for (const r of log.records) if (r.kind === 'turn' && back.has(r.seq)) r.superseded = false;
-      await this.saveLog(log);
-      await applyChat?.(context, rec.chat.userTurns + 1);
-    }
+    if (rec.chat && context) await this.redoChat(log, rec, applyChat, context);
     this.options.publish?.({ type: 'checkpoint-restored', turn: rec.turn, code, chat, files: restored, redo: true });
     return { turn: rec.turn, applied: true, restored, conflicts, notRestorable, code, chat };
+  }
+
+  /** The conversation part of a redo: the superseded turns live again, the context comes back. */
+  private async redoChat(
+    log: CheckpointLog,
+    rec: RewindRecord,
+    applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
+    known?: ChatMessage[],
+  ): Promise<void> {
+    if (!rec.chat) return;
+    const context = known ?? fromItems(JSON.parse((await this.store.get(rec.chat.context)).toString('utf8')) as SessionItem[]);
+    const back = new Set(rec.chat.superseded);
+    for (const r of log.records) if (r.kind === 'turn' && back.has(r.seq)) r.superseded = false;
+    await this.saveLog(log);
+    await applyChat?.(context, rec.chat.userTurns + 1);
   }
 
   /** Reads a file into the store (what a forced rewind overwrites, kept for /redo). */

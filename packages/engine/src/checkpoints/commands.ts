@@ -114,7 +114,11 @@ export function describeRedo(result: RedoResult, forceCommand: string): CommandO
         : `restored ${result.restored.length} file${result.restored.length === 1 ? '' : 's'} (${result.restored.slice(0, 5).join(', ')}${result.restored.length > 5 ? ', …' : ''})`,
     );
   if (result.chat) parts.push('the conversation is back as it was before the rewind');
-  const lines = [`Redone: took back the rewind to before message ${result.turn}; ${parts.join('; ')}.`];
+  const lines = [
+    result.finishedJournal
+      ? `Redone: an interrupted redo of the rewind to before message ${result.turn} was finished; ${parts.join('; ')}.`
+      : `Redone: took back the rewind to before message ${result.turn}; ${parts.join('; ')}.`,
+  ];
   for (const n of result.notRestorable) lines.push(`  ${n.path}: ${n.reason}`);
   return { kind: 'text', text: lines.join('\n') };
 }
