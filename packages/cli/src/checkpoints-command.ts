@@ -83,6 +83,21 @@ export async function checkpointsCommand(argv: readonly string[]): Promise<numbe
             : {},
         ),
       })),
+      // Rewinds and undos as applied (what --redo takes back, newest not redone first).
+      rewinds: log.records.flatMap((r) =>
+        r.kind === 'rewind'
+          ? [
+              {
+                seq: r.seq,
+                turn: r.turn,
+                at: r.at,
+                files: r.changes.map((c) => c.path),
+                chat: r.chat !== undefined,
+                redone: r.redone === true,
+              },
+            ]
+          : [],
+      ),
     };
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;

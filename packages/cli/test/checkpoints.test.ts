@@ -284,6 +284,8 @@ describe('checkpoints and rewind', () => {
     );
     expect(redo.code).toBe(0);
     expect(read(ws, 'a.txt')).toBe('2\n');
+    const listed = JSON.parse((await runCrystal(['checkpoints', id, '--json'], { home })).stdout);
+    expect(listed.rewinds).toMatchObject([{ turn: 1, files: ['a.txt'], chat: true, redone: true }]);
     const again = await runCrystal(['rewind', id, '--redo'], { home });
     expect(again.code).toBe(1);
     expect(again.stderr).toBe('crystal: Nothing to redo: no rewind or undo of this session is left to take back.\n');
