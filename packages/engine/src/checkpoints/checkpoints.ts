@@ -265,7 +265,7 @@ export class Checkpoints {
   /**
    * The first capture of the workspace, in the background (it overlaps the model's rounds):
    * a stat walk, then the content of every file not stored yet, read 16 at a time and packed
-   * (store.ts). The stat index is saved every few thousand files, so a session that ends (or
+   * (store.ts). The stat index is saved every 10 s meanwhile, so a session that ends (or
    * is killed) before it finishes leaves the next one less to read.
    */
   private firstCapture(): Promise<void> {
