@@ -31,7 +31,7 @@ import { APPROVAL_MODES } from './approval/index.js';
 import { ApprovalModel, type ApprovalModelFlags, approvalModelSettings, createReviewer } from './approval/reviewer/index.js';
 import { parseApprovalMode } from './approval/policy.js';
 import type { ToolRestriction } from './extensions/allowed-tools.js';
-import { MAX_STOP_CONTINUATIONS, type SessionStartSource, withHookContext } from './extensions/lifecycle-hooks.js';
+import { deliverPrompt, type SessionStartSource } from './extensions/lifecycle-hooks.js';
 import { Session, type SessionOptions, type TurnHooks } from './session.js';
 import { type MarkerSpan, taggedMarker, taggedMarkerNumbers } from './images/index.js';
 import { submittedText } from './message-admission.js';
@@ -806,22 +806,14 @@ export class SessionController {
     try {
       const started = (await this.sessionStartContext) ?? [];
       this.sessionStartContext = undefined;
-      const verdict = await hooks.userPromptSubmit(text, abort.signal);
-      if ('block' in verdict) return { blocked: verdict.block };
-      let result = await this.active.send(withHookContext(text, [...started, ...verdict.context]), this.turnHooks());
-      let denied = result.denied;
-      for (let round = 0; hooks.hasStop && result.stopReason === 'completed' && !abort.signal.aborted; round++) {
-        if (round === MAX_STOP_CONTINUATIONS) {
-          this.note(`Stop hooks kept the agent going ${MAX_STOP_CONTINUATIONS} times in a row; it stops here.`);
-          break;
-        }
-        const reason = await hooks.stop(round > 0, abort.signal);
-        if (reason === undefined || abort.signal.aborted) break;
-        this.note(reason);
-        result = await this.active.send(reason, this.turnHooks());
-        denied ||= result.denied;
-      }
-      return { ...result, denied };
+      return await deliverPrompt({
+        hooks,
+        text,
+        started,
+        send: (message) => this.active.send(message, this.turnHooks()),
+        note: (message) => this.note(message),
+        signal: abort.signal,
+      });
     } finally {
       if (this.hookAbort === abort) this.hookAbort = undefined;
     }

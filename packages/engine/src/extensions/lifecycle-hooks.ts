@@ -14,6 +14,7 @@
  * Any other exit code, a hook that cannot start or one killed at its timeout is a note; the
  * session goes on. JSON `systemMessage` is shown to the operator.
  */
+import type { TurnResult } from '../events.js';
 import type { ContainArgv } from '../tools/process-group.js';
 import { type HookCommand, type HookEvent, type HookRun, runHook } from './hooks.js';
 
@@ -226,4 +227,38 @@ export function createLifecycleHooks(lists: LifecycleHookLists, context: Lifecyc
       }
     },
   };
+}
+
+/**
+ * One prompt through the lifecycle hooks: UserPromptSubmit may refuse it (nothing is sent) or add
+ * context, with any SessionStart context; after a completed turn a Stop hook may keep the agent
+ * going with its reason as the next message (shown to the operator as a note), at most
+ * MAX_STOP_CONTINUATIONS times. The result is the last turn's, denied if any turn was.
+ */
+export async function deliverPrompt(input: {
+  readonly hooks: LifecycleHooks;
+  readonly text: string;
+  /** SessionStart context waiting for this prompt. */
+  readonly started: readonly string[];
+  readonly send: (text: string) => Promise<TurnResult>;
+  readonly note: (text: string) => void;
+  readonly signal: AbortSignal;
+}): Promise<TurnResult | { readonly blocked: string }> {
+  const { hooks, signal } = input;
+  const verdict = await hooks.userPromptSubmit(input.text, signal);
+  if ('block' in verdict) return { blocked: verdict.block };
+  let result = await input.send(withHookContext(input.text, [...input.started, ...verdict.context]));
+  let denied = result.denied;
+  for (let round = 0; hooks.hasStop && result.stopReason === 'completed' && !signal.aborted; round++) {
+    if (round === MAX_STOP_CONTINUATIONS) {
+      input.note(`Stop hooks kept the agent going ${MAX_STOP_CONTINUATIONS} times in a row; it stops here.`);
+      break;
+    }
+    const reason = await hooks.stop(round > 0, signal);
+    if (reason === undefined || signal.aborted) break;
+    input.note(reason);
+    result = await input.send(reason);
+    denied ||= result.denied;
+  }
+  return { ...result, denied };
 }
