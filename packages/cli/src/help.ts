@@ -10,7 +10,9 @@ const SESSION_FLAGS = `  -p, --provider NAME        provider from the catalog (t
   -m, --model ID             model of that provider (this process only)
   -w, --workspace DIR        workspace folder (default: the current folder)
       --home DIR             Home folder (default: $CRYSTAL_HOME, then ~/.crystal)
-      --approval MODE        default | edit | full
+      --approval MODE        default | edit | review | audit | full
+      --approval-model on|off  the reviewer's own model (config approvalModel) on or off
+      --approval-provider P  --approval-model-id M  --approval-thinking EFFORT  the reviewer's model
       --plan | --work        start in Plan or Work mode
       --thinking EFFORT      default | off | minimal | low | medium | high | maximum
       --model-calls N        model-call budget of a turn, or "unlimited"
@@ -37,6 +39,7 @@ Usage:
   crystal demo [--run]           an offline demo against a scripted fake provider, no key needed
   crystal checkpoints ID|gc      list a session's checkpoints (--json), or free old ones
   crystal rewind ID --to N       restore files and conversation to before message N (--code, --chat, --force)
+  crystal rewind ID --redo       take back the last rewind or undo (--force)
   crystal --version              print the version
   crystal --help                 print this help
 

@@ -66,6 +66,8 @@ import { Checkpoints, checkpointLimitsOf } from './checkpoints/index.js';
 import { admitUserText } from './message-admission.js';
 
 export interface SessionOptions {
+  /** HOOK-1: runs before each compaction (PreCompact hooks); `manual` for /compact. */
+  readonly beforeCompaction?: (trigger: 'manual' | 'auto', signal: AbortSignal) => Promise<void>;
   readonly home: string;
   readonly workspace: string;
   readonly config: Config;
@@ -153,6 +155,8 @@ export class Session {
   /** Releases the session's lock (REL-2); the session is not saved again after this. */
   release(): void {
     this.lock?.release();
+    // CKPT-1: a first capture still reading in the background stops and keeps what it read.
+    void this.checkpoints?.stop();
   }
 
   private lastSaveError: { readonly path: string; readonly message: string } | undefined;
@@ -305,6 +309,12 @@ export class Session {
    * CKPT-3: a conversation rewind: the model context goes back to `context` (saved before turn
    * `turn`), the next message is turn `turn` again; the archive keeps everything.
    */
+  /** The model context (after the live system prompt) and the turn count: what `/redo` puts back (CKPT-3). */
+  conversationNow(): { context: ChatMessage[]; userTurns: number } {
+    const start = this.state.context[0]?.role === 'system' ? 1 : 0;
+    return { context: this.state.context.slice(start), userTurns: this.state.userTurns };
+  }
+
   async rewindConversation(context: readonly ChatMessage[], turn: number): Promise<void> {
     if (this.busy)
       throw new UsageError('The conversation cannot be rewound while a turn is running; wait for it or cancel it first.');
@@ -343,6 +353,16 @@ export class Session {
   /** The archive (HIST-5): what resume replays and export reads. */
   history(): readonly ChatMessage[] {
     return this.state.archive;
+  }
+
+  /** The model context (HIST-4): what the approval reviewer reads. */
+  modelContext(): readonly ChatMessage[] {
+    return this.state.context;
+  }
+
+  /** The working model's client (the reviewer's when no approval model is on, REV-2). */
+  get chatClient(): StreamingChatClient {
+    return this.client;
   }
 
   on(listener: EngineListener): () => void {
@@ -438,7 +458,8 @@ export class Session {
           policy: {
             decide: async (call, signal) => {
               const decision = policy ? await policy.decide(call, signal) : ({ allow: true } as const);
-              if (!decision.allow) denied = true;
+              // A hook's block or a reviewer's deny is not a denied operator prompt (crystal run exits 0, §1.3).
+              if (!decision.allow && decision.by === undefined) denied = true;
               return decision;
             },
           },
@@ -595,6 +616,8 @@ export class Session {
       const limit = compactionLimit({ contextWindow: window, maxTokens, threshold });
       if (!shouldCompact({ estimate: this.meter.estimate(this.state.context), lastReportedTokens, limit })) return undefined;
     }
+    // HOOK-1: PreCompact hooks see the session before it is compacted.
+    await this.options.beforeCompaction?.(forced ? 'manual' : 'auto', signal);
     const systemText = this.state.context[0]?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';
     this.publish({ type: 'compaction-started', forced });
     let result: CompactionResult;
