@@ -14,6 +14,7 @@
  * and leaves the spawning (process groups, timeouts, kill) with the engine's supervisor. macOS
  * (`sandbox-exec`) is not covered: there `detectSandbox()` reports unavailable and the asks stay.
  */
+export { type ProxyBridge, type ProxyBridgeOptions, startProxyBridge } from './bridge.js';
 export { type DetectOptions, detectSandbox, type SandboxAvailability } from './detect.js';
 export { credentialPaths, protectedWorkspacePaths, type SandboxPolicy, userStartupPaths } from './policy.js';
 export { type NetworkProxy, type NetworkProxyOptions, PROXY_PORT, type ProxyConnection, startNetworkProxy } from './proxy.js';
