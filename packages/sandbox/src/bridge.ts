@@ -70,14 +70,22 @@ export async function startProxyBridge(options: ProxyBridgeOptions): Promise<Pro
   ];
   let holder: ChildProcess;
   try {
-    holder = spawn(options.bwrap, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+    // Its own process group, so that close() reaches the sandbox's first process and socat too,
+    // also when it comes before bwrap has armed --die-with-parent inside.
+    holder = spawn(options.bwrap, args, {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '' },
+      detached: true,
+    });
   } catch (error) {
     return { failed: `the bridge could not start (${(error as Error).message})` };
   }
   let exited = false;
   let stderr = '';
-  holder.on('exit', () => {
+  let how = '';
+  holder.on('exit', (code, signal) => {
     exited = true;
+    how = signal ? `signal ${signal}` : `exit ${code}`;
   });
   holder.on('error', () => {
     exited = true;
@@ -85,8 +93,13 @@ export async function startProxyBridge(options: ProxyBridgeOptions): Promise<Pro
   holder.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     if (stderr.length < 2000) stderr += chunk;
   });
+  holder.stderr?.on('error', () => undefined);
   const close = (): void => {
-    if (!exited) holder.kill('SIGKILL');
+    try {
+      if (holder.pid !== undefined) process.kill(-holder.pid, 'SIGKILL');
+    } catch {
+      // The group is gone already.
+    }
   };
   process.once('exit', close);
   const fail = (why: string): { failed: string } => {
@@ -99,7 +112,7 @@ export async function startProxyBridge(options: ProxyBridgeOptions): Promise<Pro
   if (pid === undefined) return fail('the bridge did not report its PID');
   const deadline = Date.now() + (options.readyTimeoutMs ?? 5000);
   while (!listening(pid)) {
-    if (exited) return fail('the bridge ended before it listened');
+    if (exited) return fail(`the bridge ended before it listened (${how})`);
     if (Date.now() > deadline) return fail('the bridge did not listen in time');
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
@@ -114,7 +127,9 @@ export async function startProxyBridge(options: ProxyBridgeOptions): Promise<Pro
   });
   if (probe !== undefined) return fail(`nsenter cannot join the bridge (${probe})`);
   holder.unref();
-  holder.stderr?.destroy();
+  // Still read (a closed pipe would end socat with SIGPIPE on its next complaint), never waited for.
+  stderr = '';
+  (holder.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
   return {
     pid,
     // The same namespaces as at the start: a holder that died (and a PID used again) is not joined.
@@ -126,27 +141,34 @@ export async function startProxyBridge(options: ProxyBridgeOptions): Promise<Pro
   };
 }
 
-/** bwrap's `--info-fd` JSON names the sandbox's first process. */
+/**
+ * bwrap's `--info-fd` JSON names the sandbox's first process. The pipe is read to its end, never
+ * closed early: bwrap writes the JSON in parts, and a write to a closed pipe would end it (SIGPIPE).
+ */
 function childPid(holder: ChildProcess): Promise<number | undefined> {
-  const info = holder.stdio[3] as NodeJS.ReadableStream | null | undefined;
+  const info = holder.stdio[3] as (NodeJS.ReadableStream & { unref?: () => void }) | null | undefined;
   if (!info) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     let text = '';
-    const done = (): void => {
-      const match = /"child-pid"\s*:\s*(\d+)/.exec(text);
-      resolve(match ? Number(match[1]) : undefined);
+    let settled = false;
+    const settle = (pid: number | undefined): void => {
+      if (settled) return;
+      settled = true;
+      info.unref?.();
+      resolve(pid);
     };
     info.setEncoding('utf8');
     info.on('data', (chunk: string) => {
+      if (settled) return;
       text += chunk;
-      if (/"child-pid"\s*:\s*\d+\s*[,}]/.test(text)) {
-        info.removeAllListeners('data');
-        (info as NodeJS.ReadableStream & { destroy(): void }).destroy();
-        done();
-      }
+      const match = /"child-pid"\s*:\s*(\d+)\s*[,}\n]/.exec(text);
+      if (match) settle(Number(match[1]));
     });
-    info.on('end', done);
-    info.on('error', () => resolve(undefined));
+    info.on('end', () => {
+      const found = /"child-pid"\s*:\s*(\d+)/.exec(text)?.[1];
+      settle(found === undefined ? undefined : Number(found));
+    });
+    info.on('error', () => settle(undefined));
   });
 }
 

@@ -4,7 +4,7 @@
  * The filtering is the proxy's, so the same answers as with the per-command bridge.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,5 +137,47 @@ describe('SBX-1 one network bridge per session', () => {
     const fallback = await t.run(`curl -s http://127.0.0.1:${t.port}/x`);
     expect(fallback.file).toBe(bwrap);
     expect(fallback).toMatchObject({ code: 0, output: 'hello through the bridge\n' });
+  });
+
+  it('SBX-1 the bridge starts every time: 30 starts in a row each listen and are joinable (its info pipe is read to the end)', async () => {
+    const proxy = await startNetworkProxy({ decide: async () => false, refusal: () => 'no' });
+    cleanups.push(() => proxy.close());
+    const failures: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const started = await startProxyBridge({ bwrap, socat: which('socat'), nsenter: which('nsenter'), socket: proxy.socket });
+      if ('failed' in started) failures.push(started.failed);
+      else {
+        if (started.join() === undefined) failures.push('not joinable');
+        started.close();
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('SBX-1 the bridge dies with the agent (kill -9): no holder or socat is left behind', async () => {
+    const dist = new URL('../dist/index.js', import.meta.url).href;
+    const script = `
+      const s = await import(${JSON.stringify(dist)});
+      const proxy = await s.startNetworkProxy({ decide: async () => false, refusal: () => 'no' });
+      const b = await s.startProxyBridge({ bwrap: ${JSON.stringify(bwrap)}, socat: ${JSON.stringify(which('socat'))}, nsenter: ${JSON.stringify(which('nsenter'))}, socket: proxy.socket });
+      process.stdout.write(('failed' in b ? 'failed ' + b.failed : String(b.pid)) + '\\n');
+      setInterval(() => {}, 1000);`;
+    const agent = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const line = await new Promise<string>((resolve) => agent.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
+    const pid = Number(line);
+    expect(line).toMatch(/^\d+$/);
+    const alive = (p: number): boolean => {
+      try {
+        return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${p}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    expect(alive(pid)).toBe(true);
+    agent.kill('SIGKILL');
+    for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(alive(pid)).toBe(false);
   });
 });
