@@ -37,6 +37,14 @@ export interface ProxyBridge {
   close(): void;
 }
 
+/** The holders to kill when the agent exits: one exit listener for all of them. */
+const atExit = new Set<() => void>();
+let exitHooked = false;
+function closeAll(): void {
+  for (const close of atExit) close();
+  atExit.clear();
+}
+
 const LISTEN_HEX = `0100007F:${PROXY_PORT.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /**
@@ -101,10 +109,14 @@ export async function startProxyBridge(options: ProxyBridgeOptions): Promise<Pro
       // The group is gone already.
     }
   };
-  process.once('exit', close);
+  atExit.add(close);
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once('exit', closeAll);
+  }
   const fail = (why: string): { failed: string } => {
     close();
-    process.off('exit', close);
+    atExit.delete(close);
     const said = stderr.trim().split('\n')[0];
     return { failed: said ? `${why}: ${said}` : why };
   };
@@ -136,7 +148,7 @@ export async function startProxyBridge(options: ProxyBridgeOptions): Promise<Pro
     join: () => (!exited && nsIno(pid, 'net') === netIno && nsIno(pid, 'user') === userIno ? prefix : undefined),
     close: () => {
       close();
-      process.off('exit', close);
+      atExit.delete(close);
     },
   };
 }

@@ -18,7 +18,8 @@ export interface SandboxPolicy {
   readonly network: boolean;
   /**
    * With `network: false`, reach the outside only through this filtering proxy (`startNetworkProxy`):
-   * `socat` inside bridges 127.0.0.1:3128 to its Unix socket and `HTTP(S)_PROXY` points there.
+   * `socat` bridges 127.0.0.1:3128 to its Unix socket (the session's bridge when `join` is given,
+   * else one started inside the command) and `HTTP(S)_PROXY` points there.
    */
   readonly proxy?: {
     readonly socket: string;

@@ -4,7 +4,8 @@
  * and `$TMPDIR`), the readable folders bound back read-only, the writable folders read-write,
  * protected workspace paths read-only again, then the hidden paths covered last so that no bind
  * can uncover them. Every namespace is new (no network unless the policy allows it, an own PID
- * space), and no capabilities. The command stays in the process group of the bwrap process, so
+ * space; a command joining the session's proxy bridge gets that bridge's network namespace
+ * instead of a new one), and no capabilities. The command stays in the process group of the bwrap process, so
  * the supervisor's group SIGTERM/SIGKILL reaches all of it; no `--new-session`, which would take
  * it out of that group (the spawner's `detached` group is already a session without a controlling
  * terminal, so there is no terminal to inject keys into). bwrap's init (PID 1 inside) stays in
