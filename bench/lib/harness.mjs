@@ -13,7 +13,7 @@ export function runCount(fallback) {
 }
 
 /**
- * Runs `cmd` once: `{ argv, env?, input?, check? }`. Resolves `{ ms, rssKiB, stdout, stderr }`.
+ * Runs `cmd` once: `{ argv, env?, cwd?, input?, check?, prepare? }` (`prepare` runs untimed before the spawn). Resolves `{ ms, rssKiB, stdout, stderr }`.
  * Rejects when the command exits non-zero or `check(stdout, stderr)` throws.
  */
 export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
@@ -21,10 +21,13 @@ export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
   const nodeOptions = [base.NODE_OPTIONS, `--require "${probe}"`].filter(Boolean).join(' ');
   const env = { ...base, ...cmd.env, NODE_OPTIONS: nodeOptions, BENCH_RSS_FILE: rssFile };
   rmSync(rssFile, { force: true });
+  // Untimed set-up of one run (say, restoring a session file the previous run appended to).
+  cmd.prepare?.();
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
     const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
       env,
+      ...(cmd.cwd ? { cwd: cmd.cwd } : {}),
       stdio: [cmd.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

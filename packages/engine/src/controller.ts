@@ -911,7 +911,7 @@ export class SessionController {
   /** Saves the current session, then opens another in its place (clear, resume, fork). */
   private async replace(overrides: Partial<SessionOptions>, replayed: boolean): Promise<void> {
     // REL-3: a conversation that cannot be saved is not dropped by switching away from it.
-    if (this.active.history().length > 0) {
+    if (this.active.historyLength > 0) {
       try {
         await this.active.save();
       } catch (error) {
@@ -972,7 +972,7 @@ export class SessionController {
     this.shellAbort?.abort();
     this.active.cancel();
     await this.whenIdle();
-    if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
+    if (this.active.historyLength > 0) await this.active.save().catch(() => undefined);
     await this.tools?.close();
     this.emit({ type: 'quit', sessionId: this.active.id });
   }
@@ -1002,7 +1002,7 @@ export class SessionController {
     this.active.cancel();
     await this.whenIdle();
     try {
-      if (this.active.history().length > 0) await this.active.save();
+      if (this.active.historyLength > 0) await this.active.save();
     } finally {
       await this.release();
     }

@@ -10,6 +10,7 @@ export * from './clock.js';
 export * from './budget.js';
 export * from './turn.js';
 export * from './session-store.js';
+export * from './session-archive.js';
 export * from './session.js';
 export * from './controller.js';
 export * from './side-question.js';
