@@ -25,7 +25,15 @@ export class DeferredArchive {
     /** The session's title (its first user message) as the head recorded it. */
     readonly title: string,
     private readonly read: () => { messages: ChatMessage[]; intact: boolean },
+    /** The last `count` committed messages, read from the end of the file (fewer if lines are damaged). */
+    private readonly readLast: (count: number) => ChatMessage[],
   ) {}
+
+  /** The last `count` committed messages, without reading the rest. */
+  last(count: number): ChatMessage[] {
+    if (count <= 0) return [];
+    return this.loaded ? this.loaded.slice(-count) : this.readLast(count);
+  }
 
   load(): ChatMessage[] {
     if (!this.loaded) {

@@ -15,7 +15,7 @@
  * A head that holds `items`/`archive` arrays (older files, exports) loads as before (HIST-7).
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { closeSync, promises as fs, openSync, readdirSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage, Usage } from '@crystal/core';
 import { writeFileAtomic } from './atomic-write.js';
@@ -460,7 +460,46 @@ function deferrable(dir: string, ref: LogRef, title: unknown): DeferredArchive |
     return undefined;
   }
   const committed = { ...ref };
-  return new DeferredArchive(ref.messages, title, () => readLog(dir, committed, []));
+  return new DeferredArchive(
+    ref.messages,
+    title,
+    () => readLog(dir, committed, []),
+    (count) => readLastLines(join(dir, committed.file), committed.bytes, count),
+  );
+}
+
+/**
+ * The last `count` messages of a companion's first `bytes` bytes, read backwards in blocks, so a
+ * resume shows the end of a long archive without reading it all. Lines that do not parse are left out.
+ */
+function readLastLines(path: string, bytes: number, count: number): ChatMessage[] {
+  const BLOCK = 64 * 1024;
+  let handle: number | undefined;
+  try {
+    handle = openSync(path, 'r');
+    const blocks: Buffer[] = [];
+    let start = bytes;
+    let newlines = 0;
+    // count + 1 newlines bound the last `count` lines (the file ends with one).
+    while (start > 0 && newlines <= count) {
+      const size = Math.min(BLOCK, start);
+      start -= size;
+      const block = Buffer.alloc(size);
+      const read = readSync(handle, block, 0, size, start);
+      if (read < size) return [];
+      for (const byte of block) if (byte === 0x0a) newlines++;
+      blocks.unshift(block);
+    }
+    let text = Buffer.concat(blocks);
+    // Unless the read reached the start, the first line is cut: it is dropped.
+    if (start > 0) text = text.subarray(text.indexOf(0x0a) + 1);
+    const { messages } = parseLines(text);
+    return messages.slice(-count);
+  } catch {
+    return [];
+  } finally {
+    if (handle !== undefined) closeSync(handle);
+  }
 }
 
 /** Writes `data` at byte `offset`, cutting anything past it first (a torn append of a crashed save). */

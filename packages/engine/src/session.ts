@@ -356,6 +356,21 @@ export class Session {
     return this.state.archive;
   }
 
+  /**
+   * The archive's last `limit` messages and how many come before them: what a resume shows
+   * (HIST-5). An archive left on disk is read from its end only (issue 22 item 5).
+   */
+  recentHistory(limit: number): { readonly messages: readonly ChatMessage[]; readonly earlier: number } {
+    const pending = pendingArchive(this.state);
+    let messages: readonly ChatMessage[];
+    if (!pending) messages = this.state.archive.slice(-limit);
+    else {
+      const appended = pending.tail.slice(-limit);
+      messages = [...pending.last(limit - appended.length), ...appended];
+    }
+    return { messages, earlier: Math.max(0, archiveLength(this.state) - messages.length) };
+  }
+
   /** How many messages the archive holds, without reading one left on disk (session-archive.ts). */
   get historyLength(): number {
     return archiveLength(this.state);
@@ -741,12 +756,7 @@ export class Session {
 
   /** Counters and usage for /status and /stats. */
   snapshot(): SessionSnapshot {
-    const toolCounts = new Map<string, number>();
-    for (const message of this.state.archive) {
-      for (const part of message.content) {
-        if (part.type === 'tool-call') toolCounts.set(part.name, (toolCounts.get(part.name) ?? 0) + 1);
-      }
-    }
+    const state = this.state;
     return {
       id: this.state.id,
       workspace: this.options.workspace,
@@ -758,9 +768,18 @@ export class Session {
       toolCalls: this.state.toolCalls,
       lastUsage: this.state.usage,
       cumulativeUsage: this.state.cumulativeUsage,
-      archiveMessages: this.state.archive.length,
+      archiveMessages: archiveLength(this.state),
       contextMessages: this.state.context.length,
-      toolShare: [...toolCounts.entries()].sort((a, b) => b[1] - a[1]).map(([name, count]) => ({ name, count })),
+      // Read from the archive only when asked (/stats): a resume leaves a long archive on disk.
+      get toolShare() {
+        const toolCounts = new Map<string, number>();
+        for (const message of state.archive) {
+          for (const part of message.content) {
+            if (part.type === 'tool-call') toolCounts.set(part.name, (toolCounts.get(part.name) ?? 0) + 1);
+          }
+        }
+        return [...toolCounts.entries()].sort((a, b) => b[1] - a[1]).map(([name, count]) => ({ name, count }));
+      },
     };
   }
 

@@ -158,4 +158,21 @@ describe('HIST-2 an archive left on disk by a resume that only appends (issue 22
     expect(headArchive(dir, id)).not.toBe(old);
     expect(SessionFiles.load(dir, id).state.archive.map(textOf)).toEqual(['new question 1', 'new answer 1']);
   });
+
+  it('HIST-5 the last messages of an archive left on disk are read from its end, across blocks, and equal a full read', async () => {
+    const dir = home();
+    const id = '20261130-000000-ffffff';
+    // 3,000 messages of ~120 bytes: several 64 KiB blocks.
+    const archive = await saved(dir, id, 1500);
+    const loaded = SessionFiles.load(dir, id, { deferArchive: true });
+    const pending = pendingArchive(loaded.state);
+    expect(pending?.last(50).map(textOf)).toEqual(archive.slice(-50).map(textOf));
+    expect(pending?.last(1234).map(textOf)).toEqual(archive.slice(-1234).map(textOf));
+    expect(pending?.last(5000).map(textOf)).toEqual(archive.map(textOf));
+    expect(pending?.loaded).toBeUndefined();
+    // Bytes a crashed save left past the committed length are not messages.
+    const [file] = files(dir, id, 'archive');
+    writeFileSync(join(dir, 'sessions', file as string), '{"torn', { flag: 'a' });
+    expect(pending?.last(1).map(textOf)).toEqual(['answer 1499']);
+  });
 });
