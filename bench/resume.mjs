@@ -11,7 +11,7 @@
  * prompts, assistant Markdown, `read` tool calls and their results (about 1.6 MB). Every run starts from a fresh copy
  * of the session (restored untimed), in a scrubbed environment, the two sides interleaved with medians compared.
  */
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { closeSync, cpSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pty from 'node-pty';
@@ -183,10 +183,16 @@ try {
   };
   const sessionsDir = join(home.path, 'sessions');
   cpSync(sessionsDir, pristine, { recursive: true });
+  // The copy is flushed before the run, so the run's own fsync does not write back the restore's pages.
   const restore = () => {
     rmSync(sessionsDir, { recursive: true, force: true });
     mkdirSync(sessionsDir, { recursive: true });
     cpSync(pristine, sessionsDir, { recursive: true });
+    for (const name of readdirSync(sessionsDir)) {
+      const fd = openSync(join(sessionsDir, name), 'r+');
+      fsyncSync(fd);
+      closeSync(fd);
+    }
   };
   const headless = (id) => ({
     argv: [process.execPath, crystal, 'run', '--resume', id, '--format', 'json', 'hi'],
