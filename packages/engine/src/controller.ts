@@ -147,7 +147,7 @@ export class SessionController {
       else early.push(text);
     };
     const unattended = options.unattended === true;
-    const tools = await assembleWorkspaceTools({
+    const assembling = assembleWorkspaceTools({
       home: options.home,
       workspace: options.workspace,
       config: options.config,
@@ -178,15 +178,32 @@ export class SessionController {
       sessionId: () => holder.controller?.session.id ?? '',
       imageInput: () => holder.controller?.session.imageInput ?? false,
     });
+    // Start-up (issue 22 item 4): the session (its file, the model client, the system prompt) opens
+    // while the tools assemble, whose sandbox probe waits on bubblewrap processes; the session asks
+    // for the tools only when a round runs, after both are done.
+    let assembled: WorkspaceTools | undefined;
+    const ready = (): WorkspaceTools => {
+      if (!assembled) throw new Error('internal: the workspace tools were asked for before they were assembled');
+      return assembled;
+    };
     const extra = options.extraTools ?? [];
-    const catalog = extra.length > 0 ? () => [...tools.tools(), ...extra] : tools.tools;
-    const session = await Session.open({
+    const opening = Session.open({
       ...options,
       mode: options.plan ? 'plan' : 'work',
-      tools: catalog,
-      policy: tools.policy,
-      mapException: tools.mapException,
+      tools: () => (extra.length > 0 ? [...ready().tools(), ...extra] : ready().tools()),
+      policy: { decide: (call, signal) => ready().policy.decide(call, signal) },
+      mapException: (error, call) => ready().mapException(error, call),
     });
+    const [toolsOpened, sessionOpened] = await Promise.allSettled([assembling, opening]);
+    if (toolsOpened.status === 'rejected' || sessionOpened.status === 'rejected') {
+      // What one of the two opened is undone: MCP servers stopped, the session lock released.
+      if (toolsOpened.status === 'fulfilled') await toolsOpened.value.close().catch(() => undefined);
+      if (sessionOpened.status === 'fulfilled') sessionOpened.value.release();
+      throw toolsOpened.status === 'rejected' ? toolsOpened.reason : (sessionOpened as PromiseRejectedResult).reason;
+    }
+    const tools = toolsOpened.value;
+    assembled = tools;
+    const session = sessionOpened.value;
     const controller = new SessionController(session);
     holder.controller = controller;
     controller.tools = tools;
