@@ -41,7 +41,7 @@ export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
       if (code !== 0) return reject(new Error(`${cmd.argv.join(' ')} exited ${code ?? signal}\n${stderr}${stdout}`));
       try {
         cmd.check?.(stdout, stderr);
-        resolve({ ms, rssKiB: readRss(rssFile), stdout, stderr });
+        resolve({ ms, ...readProbe(rssFile), stdout, stderr });
       } catch (error) {
         reject(error);
       }
@@ -49,11 +49,13 @@ export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
   });
 }
 
-function readRss(file) {
+/** What rss-probe.cjs wrote: peak RSS in KiB and the process's own CPU time in ms (undefined when it wrote nothing). */
+function readProbe(file) {
   try {
-    return Number(readFileSync(file, 'utf8'));
+    const [rss, cpu] = readFileSync(file, 'utf8').split(' ').map(Number);
+    return { rssKiB: rss, cpuMs: cpu };
   } catch {
-    return undefined;
+    return { rssKiB: undefined, cpuMs: undefined };
   }
 }
 
@@ -103,8 +105,10 @@ export async function compare({ subject, baseline, runs, warmup = 2, scrubbed = 
 function summarize(samples) {
   const ms = samples.map((s) => s.ms);
   const rss = samples.map((s) => s.rssKiB).filter((k) => k !== undefined);
+  const cpu = samples.map((s) => s.cpuMs).filter((c) => c !== undefined && Number.isFinite(c));
   return {
     median: median(ms),
+    cpuMedian: cpu.length === samples.length ? median(cpu) : undefined,
     min: Math.min(...ms),
     max: Math.max(...ms),
     peakRssKiB: rss.length ? Math.max(...rss) : undefined,
@@ -124,9 +128,21 @@ export function printFigure(figure) {
   process.stdout.write(`${JSON.stringify(figure)}\n`);
 }
 
-/** The timing figure of a `compare` result: subject/baseline median ratio against a goal ratio. */
+/**
+ * The timing figure of a `compare` result: subject/baseline median ratio against a goal ratio. Beside the wall-clock
+ * ratio (what `met` judges) it prints the CPU-time ratio of the two processes, which other load on a shared machine
+ * moves far less than wall time.
+ */
 export function timeFigure(name, result, goal) {
   const ratio = result.subject.median / result.baseline.median;
+  const cpu =
+    result.subject.cpuMedian !== undefined && result.baseline.cpuMedian !== undefined
+      ? {
+          subject_cpu_ms: round(result.subject.cpuMedian),
+          baseline_cpu_ms: round(result.baseline.cpuMedian),
+          cpu_ratio: round(result.subject.cpuMedian / result.baseline.cpuMedian, 3),
+        }
+      : {};
   return {
     figure: name,
     subject_ms: round(result.subject.median),
@@ -139,6 +155,7 @@ export function timeFigure(name, result, goal) {
     subject_max_ms: round(result.subject.max),
     baseline_min_ms: round(result.baseline.min),
     baseline_max_ms: round(result.baseline.max),
+    ...cpu,
   };
 }
 

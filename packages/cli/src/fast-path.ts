@@ -7,15 +7,16 @@
 import { HELP, VERSION_TEXT } from './help.js';
 
 /** Writes the answer and returns true when the first argument asks for the version or the help. */
-export function answerFast(argv: readonly string[], out: { write(text: string): unknown } = process.stdout): boolean {
+export function answerFast(argv: readonly string[], out?: { write(text: string): unknown }): boolean {
   const [command] = argv;
-  if (command === '--version' || command === '-v' || command === 'version') {
-    out.write(VERSION_TEXT);
-    return true;
-  }
-  if (command === '--help' || command === '-h' || command === 'help') {
-    out.write(HELP.main);
-    return true;
-  }
-  return false;
+  const text =
+    command === '--version' || command === '-v' || command === 'version'
+      ? VERSION_TEXT
+      : command === '--help' || command === '-h' || command === 'help'
+        ? HELP.main
+        : undefined;
+  if (text === undefined) return false;
+  // process.stdout is made only here: the other commands set up their own output.
+  (out ?? process.stdout).write(text);
+  return true;
 }
