@@ -367,7 +367,8 @@ export class SessionView {
     const shown = start > 0 ? messages.slice(start) : messages;
     const hidden = earlier + (messages.length - shown.length);
     if (hidden > 0) {
-      const count = hidden.toLocaleString('en-US');
+      // Grouped by hand: `toLocaleString` would load ICU's number data on the way to ready (issue 22 item 5).
+      const count = String(hidden).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
       this.app.transcript.push(
         new NoteEntry(
           `${count} earlier message${hidden === 1 ? ' is' : 's are'} not shown; /export or 'crystal export ${this.controller.session.id}' writes the whole session.`,
