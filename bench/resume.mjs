@@ -147,7 +147,7 @@ async function readyOnce(id, places, view) {
 const round = (n, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 async function terminalFigure(view, sessions, places, restore) {
-  const runs = runCount(10);
+  const runs = runCount(20);
   const samples = { long: [], short: [] };
   for (let i = 0; i < runs + 2; i++) {
     for (const side of i % 2 === 0 ? ['short', 'long'] : ['long', 'short']) {
@@ -207,7 +207,7 @@ try {
   const result = await compare({
     subject: headless(sessions.long),
     baseline: headless(sessions.short),
-    runs: runCount(12),
+    runs: runCount(20),
     scrubbed: true,
   });
   printFigure({
