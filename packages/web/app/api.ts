@@ -33,7 +33,7 @@ export async function getState(): Promise<PageState> {
 
 export type Input =
   | { readonly kind: 'message'; readonly text: string }
-  | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer }
+  | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer; readonly feedback?: string }
   | { readonly kind: 'question'; readonly id: number; readonly answers: readonly (readonly string[])[] | 'dismissed' };
 
 /**
@@ -81,10 +81,13 @@ export function mediaUrl(scope: string, number: number): string {
 }
 
 /** The event stream; EventSource reconnects by itself and the host starts each connection with a `state`. */
-export function openEvents(onEvent: (event: PageEvent) => void, onStatus: (connected: boolean) => void): EventSource {
+export function openEvents(
+  onEvent: (event: PageEvent) => void,
+  onStatus: (connected: boolean, state: number) => void,
+): EventSource {
   const source = new EventSource('/api/events');
   source.onmessage = (message) => onEvent(JSON.parse(message.data as string) as PageEvent);
-  source.onopen = () => onStatus(true);
-  source.onerror = () => onStatus(false);
+  source.onopen = () => onStatus(true, source.readyState);
+  source.onerror = () => onStatus(false, source.readyState);
   return source;
 }

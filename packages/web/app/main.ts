@@ -21,7 +21,12 @@ const alerts = byId<HTMLElement>('alerts');
 const scope = (): string => state?.scope ?? '';
 const transcript = new Transcript(byId('transcript'), scope);
 const tray = new ImageTray(byId('tray'), alerts, () => state?.inputs);
-const prompts = new Prompts(byId('prompts'), answer);
+const prompts = new Prompts(byId('prompts'), answer, () => text);
+/** Set once the session ended (`/quit`, the host stopped): the page stops reconnecting. */
+let ended = false;
+/** Failed connection attempts in a row; the host retries after a second (src/host.ts). */
+let failures = 0;
+const HOST_GONE_AFTER = 3;
 
 const ACTIVITY_TEXT: Readonly<Record<Activity, string>> = {
   idle: 'Ready',
@@ -85,12 +90,47 @@ function onEvent(event: PageEvent): void {
     case 'mode-changed':
       byId('mode').textContent = event.mode === 'plan' ? 'Plan' : 'Work';
       break;
+    case 'hello':
+      return;
     case 'quit':
-      byId('activity').textContent = 'The session ended; the host has stopped.';
-      events.close();
+    case 'host-stopped':
+      endSession(String(event.sessionId ?? scope()), event.type === 'quit' || event.resumable !== false);
       break;
   }
   transcript.onEvent(event);
+}
+
+/**
+ * The session is over (issue 19): the page says so, shows how to resume it, and stops
+ * reconnecting; the composer is disabled, so nothing typed now can be lost in a send.
+ */
+function endSession(sessionId: string, resumable: boolean, why = 'The session ended; the host has stopped.'): void {
+  ended = true;
+  events.close();
+  setActivity('idle');
+  byId('activity').textContent = 'Session ended';
+  document.body.dataset.ended = 'true';
+  const box = byId('ended');
+  const resume = [`crystal web --resume ${sessionId}`, `crystal --resume ${sessionId}`];
+  box.replaceChildren(
+    el('h2', { text: why }),
+    resumable
+      ? el(
+          'p',
+          {},
+          'Resume it in a terminal with ',
+          el('code', { text: resume[0] }),
+          ' (this page) or ',
+          el('code', { text: resume[1] }),
+          ' (the terminal).',
+        )
+      : el('p', { text: 'It had no messages, so nothing was saved.' }),
+  );
+  box.hidden = false;
+  prompts.reset([], []);
+  for (const control of composer.querySelectorAll<HTMLButtonElement | HTMLTextAreaElement>('button, textarea')) {
+    control.disabled = true;
+  }
 }
 
 function showError(error: unknown): void {
@@ -198,6 +238,18 @@ document.addEventListener('paste', (event) => {
   tray.add(files, 'paste');
 });
 
-const events = openEvents(onEvent, (connected) => {
-  if (!connected) byId('activity').textContent = 'Reconnecting…';
+const events = openEvents(onEvent, (connected, readyState) => {
+  if (ended) return;
+  if (connected) {
+    failures = 0;
+    return;
+  }
+  failures++;
+  // A host killed without a word (kill -9, a crash) never says goodbye: after a few failed
+  // attempts the page says it is gone; a refusal (the host restarted with a new token) at once.
+  if (failures >= HOST_GONE_AFTER || readyState === EventSource.CLOSED) {
+    endSession(scope(), byId('transcript').childElementCount > 0, 'The host is not answering; it has stopped or crashed.');
+  } else {
+    byId('activity').textContent = 'Reconnecting…';
+  }
 });

@@ -135,6 +135,12 @@ export class Conversation implements ConversationFace {
     };
   }
 
+  /** The last event a page hears when the host stops: which session ended, and whether it has anything to resume. */
+  farewell(): PageEvent {
+    const s = this.controller.session;
+    return { type: 'host-stopped', sessionId: s.id, resumable: s.history().length > 0 };
+  }
+
   async history(scope: string): Promise<HistoryItem[]> {
     this.checkScope(scope);
     return historyView(this.controller.session.history(), this.attachments.registry);
@@ -186,7 +192,7 @@ export class Conversation implements ConversationFace {
     this.checkScope(scope);
     switch (input.kind) {
       case 'approval':
-        if (!this.controller.answerApproval(input.id, input.answer)) {
+        if (!this.controller.answerApproval(input.id, input.answer, input.feedback)) {
           throw new ConversationError(409, `Approval ${input.id} is not waiting (already answered or cancelled).`);
         }
         return { images: [], queued: false };

@@ -16,7 +16,7 @@ export interface ImageEntry {
 
 export type ConversationInput =
   | { readonly kind: 'message'; readonly text: string; readonly images: readonly ImageEntry[] }
-  | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer }
+  | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer; readonly feedback?: string }
   | { readonly kind: 'question'; readonly id: number; readonly answers: readonly (readonly string[])[] | 'dismissed' };
 
 /** What the page reads at start-up: the accepted kinds and the bounds a message must keep. */
@@ -34,6 +34,8 @@ export interface InputRegistry {
 }
 
 export const MAX_TEXT_CHARS = 200_000;
+/** A denial's feedback (TUIX-12): a sentence or two for the model, not a second message. */
+export const MAX_FEEDBACK_CHARS = 4_000;
 const MAX_NAME_CHARS = 200;
 const ANSWERS: readonly ApprovalAnswer[] = ['once', 'session', 'always', 'deny'];
 
@@ -65,7 +67,14 @@ export function parseScopedInput(manifest: unknown): ScopedInput {
     case 'approval': {
       const answer = input.answer as ApprovalAnswer;
       if (!ANSWERS.includes(answer)) throw new InputError(`input.answer must be one of ${ANSWERS.join(', ')}.`);
-      return { scope: root.scope, input: { kind: 'approval', id: promptId(input.id), answer } };
+      const feedback = input.feedback;
+      if (feedback === undefined) return { scope: root.scope, input: { kind: 'approval', id: promptId(input.id), answer } };
+      if (typeof feedback !== 'string') throw new InputError('input.feedback must be a string.');
+      if (answer !== 'deny') throw new InputError('input.feedback goes only with answer deny.');
+      if (feedback.length > MAX_FEEDBACK_CHARS) {
+        throw new InputError(`input.feedback has ${feedback.length} characters; at most ${MAX_FEEDBACK_CHARS}.`);
+      }
+      return { scope: root.scope, input: { kind: 'approval', id: promptId(input.id), answer, feedback } };
     }
     case 'question': {
       const answers = input.answers;
