@@ -7,6 +7,7 @@
 import { mediaUrl } from './api.js';
 import { displayText, el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
+import { StreamSplit } from './stream-split.js';
 import type { HistoryItem, ImageRef, PageEvent } from './types.js';
 
 interface LiveBlock {
@@ -16,6 +17,8 @@ interface LiveBlock {
   readonly reasoning: HTMLDetailsElement;
   text: string;
   thinking: string;
+  /** While it streams: the frozen part (rendered once, chunk by chunk) and the live tail. */
+  stream?: { readonly split: StreamSplit; readonly frozen: HTMLElement; readonly tail: HTMLElement; done: number };
 }
 
 interface ToolCard {
@@ -32,6 +35,8 @@ const RESOLVED: Readonly<Record<string, string>> = {
   cancelled: 'cancelled with the turn',
 };
 
+const REFERENCE_DEFINITION = /^ {0,3}\[[^\]\n]+\]:/m;
+
 const TAGGED = /\u2063\[Image #([1-9][0-9]*)\]/g;
 
 export class Transcript {
@@ -45,7 +50,12 @@ export class Transcript {
   constructor(
     private readonly root: HTMLElement,
     private readonly scope: () => string,
-  ) {}
+  ) {
+    root.addEventListener('click', (event) => {
+      const button = (event.target as Element).closest?.('button.copy');
+      if (button instanceof HTMLButtonElement) void copyCode(button);
+    });
+  }
 
   reset(history: readonly HistoryItem[]): void {
     this.live = undefined;
@@ -84,12 +94,12 @@ export class Transcript {
       case 'turn-started':
       case 'follow-up-sent': {
         const text = String(event.text ?? '');
-        this.live = undefined;
+        this.settle();
         this.appendUser(text, (event.images as ImageRef[] | undefined) ?? this.refsOf(text));
         break;
       }
       case 'round-started':
-        this.live = undefined;
+        this.settle();
         break;
       case 'text-delta':
         this.ensureBlock().text += String(event.text ?? '');
@@ -111,7 +121,7 @@ export class Transcript {
         );
         break;
       case 'tool-calls':
-        this.live = undefined;
+        this.settle();
         for (const call of (event.calls ?? []) as { id: string; name: string; arguments: string }[]) {
           this.card(call.id, call.name, call.arguments);
         }
@@ -137,7 +147,7 @@ export class Transcript {
         break;
       case 'turn-finished': {
         const result = (event.result ?? {}) as { stopReason?: string; error?: { message?: string } };
-        this.live = undefined;
+        this.settle();
         if (result.stopReason && result.stopReason !== 'completed') {
           const why = result.error?.message ? `: ${result.error.message}` : '';
           this.notice(result.stopReason === 'interrupted' ? 'note' : 'error', `Turn stopped (${result.stopReason})${why}`);
@@ -225,16 +235,61 @@ export class Transcript {
     requestAnimationFrame(() => {
       this.pending = false;
       const stuck = this.atEnd();
-      for (const block of this.dirty) this.paint(block);
+      for (const block of this.dirty) this.paintLive(block);
       this.dirty.clear();
       this.scrollToEnd(stuck);
     });
   }
 
+  /** A whole message at once (the archive, or a streamed one once it is complete). */
   private paint(block: LiveBlock): void {
-    block.body.innerHTML = renderMarkdown(displayText(block.text));
+    block.stream = undefined;
+    setHtml(block.body, renderMarkdown(displayText(block.text)));
     block.reasoning.hidden = block.thinking === '';
     block.reasoningBody.textContent = block.thinking;
+  }
+
+  /**
+   * A streaming message: only the text since the last stable block boundary is rendered again
+   * (stream-split.ts); the blocks before it were rendered once and stay as they are, so a frame
+   * costs the same whether the message or the transcript is short or long.
+   */
+  private paintLive(block: LiveBlock): void {
+    if (!block.stream) {
+      const frozen = el('div', { class: 'frozen' });
+      const tail = el('div', { class: 'tail' });
+      block.body.replaceChildren(frozen, tail);
+      block.stream = { split: new StreamSplit(), frozen, tail, done: 0 };
+    }
+    const stream = block.stream;
+    const text = displayText(block.text);
+    const cut = stream.split.advance(text);
+    if (cut > stream.done) {
+      const chunk = el('div', { class: 'chunk' });
+      setHtml(chunk, renderMarkdown(text.slice(stream.done, cut)));
+      stream.frozen.append(chunk);
+      stream.done = cut;
+    }
+    setHtml(stream.tail, renderMarkdown(text.slice(stream.done)));
+    block.reasoning.hidden = block.thinking === '';
+    if (block.reasoningBody.textContent !== block.thinking) block.reasoningBody.textContent = block.thinking;
+  }
+
+  /**
+   * The live message is complete. Its frozen blocks stay as they are; the tail gets its last
+   * render. Only a message with reference definitions (`[x]: url`, which reach back to earlier
+   * blocks) is rendered once more as a whole.
+   */
+  private settle(): void {
+    const block = this.live;
+    this.live = undefined;
+    if (!block) return;
+    const unpainted = this.dirty.delete(block);
+    if (!block.stream || REFERENCE_DEFINITION.test(block.text)) {
+      if (unpainted || block.stream) this.paint(block);
+    } else if (unpainted) {
+      this.paintLive(block);
+    }
   }
 
   private card(callId: string, name: string, args: string): ToolCard {
@@ -278,7 +333,7 @@ export class Transcript {
 
   private side(question: string, answer: string): void {
     const body = el('div', { class: 'markdown' });
-    body.innerHTML = renderMarkdown(answer);
+    setHtml(body, renderMarkdown(answer));
     this.root.append(
       el(
         'aside',
@@ -303,6 +358,33 @@ export class Transcript {
   private scrollToEnd(stuck: boolean): void {
     if (stuck) window.scrollTo({ top: document.documentElement.scrollHeight });
   }
+}
+
+/** Sanitized HTML in, plus a copy button on every code block. */
+function setHtml(node: HTMLElement, html: string): void {
+  node.innerHTML = html;
+  for (const pre of node.querySelectorAll('pre')) {
+    pre.append(el('button', { class: 'copy', text: 'Copy', attrs: { type: 'button', 'aria-label': 'Copy code' } }));
+  }
+}
+
+/** Copies the code block the button sits in; the button says whether it worked. */
+async function copyCode(button: HTMLButtonElement): Promise<void> {
+  const code = button.parentElement?.querySelector('code')?.textContent ?? '';
+  let ok = false;
+  try {
+    await navigator.clipboard.writeText(code);
+    ok = true;
+  } catch {
+    const area = el('textarea', { attrs: { 'aria-hidden': 'true', class: 'offscreen' } });
+    area.value = code;
+    document.body.append(area);
+    area.select();
+    ok = document.execCommand('copy');
+    area.remove();
+  }
+  button.textContent = ok ? 'Copied' : 'Copy failed';
+  button.dataset.copied = ok ? 'true' : 'false';
 }
 
 function prettyArguments(args: string): string {
