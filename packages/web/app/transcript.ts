@@ -8,6 +8,7 @@ import { mediaUrl } from './api.js';
 import { displayText, el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 import { StreamSplit } from './stream-split.js';
+import { type DiffRowView, ToolCardView } from './tool-card.js';
 import type { HistoryItem, ImageRef, PageEvent } from './types.js';
 
 interface LiveBlock {
@@ -21,18 +22,13 @@ interface LiveBlock {
   stream?: { readonly split: StreamSplit; readonly frozen: HTMLElement; readonly tail: HTMLElement; done: number };
 }
 
-interface ToolCard {
-  readonly root: HTMLElement;
-  readonly status: HTMLElement;
-  readonly output: HTMLElement;
-}
-
+/** How an approval answer reads on the card it belongs to. */
 const RESOLVED: Readonly<Record<string, string>> = {
-  once: 'allowed once',
-  session: 'allowed for this session',
-  always: 'always allowed',
-  deny: 'denied',
-  cancelled: 'cancelled with the turn',
+  once: 'Allowed once by you',
+  session: 'Allowed by you for this session',
+  always: 'Always allowed by you',
+  deny: 'Denied by you',
+  cancelled: 'Approval cancelled with the turn',
 };
 
 const REFERENCE_DEFINITION = /^ {0,3}\[[^\]\n]+\]:/m;
@@ -41,7 +37,9 @@ const TAGGED = /\u2063\[Image #([1-9][0-9]*)\]/g;
 
 export class Transcript {
   private live: LiveBlock | undefined;
-  private cards = new Map<string, ToolCard>();
+  private cards = new Map<string, ToolCardView>();
+  /** Approval prompt id -> the tool call it is about (its card shows the answer). */
+  private readonly approvals = new Map<number, string>();
   private pending = false;
   private readonly dirty = new Set<LiveBlock>();
   /** Display names of images this page sent, by number (the host's history carries them after a reload). */
@@ -61,6 +59,7 @@ export class Transcript {
     this.live = undefined;
     this.dirty.clear();
     this.cards.clear();
+    this.approvals.clear();
     this.root.replaceChildren();
     for (const item of history) this.appendItem(item);
     this.scrollToEnd(true);
@@ -80,10 +79,10 @@ export class Transcript {
         return;
       }
       case 'tool-call':
-        this.card(item.callId, item.name, item.arguments);
+        this.card(item.callId, item.name, item.arguments, item.summary);
         return;
       case 'tool-result':
-        this.finishCard(item.callId, item.name, item.isError, item.text);
+        this.finishCard(item.callId, item.name, item.isError, item.text, item.diff);
         return;
     }
   }
@@ -122,21 +121,22 @@ export class Transcript {
         break;
       case 'tool-calls':
         this.settle();
-        for (const call of (event.calls ?? []) as { id: string; name: string; arguments: string }[]) {
-          this.card(call.id, call.name, call.arguments);
+        for (const call of (event.calls ?? []) as { id: string; name: string; arguments: string; summary?: string }[]) {
+          this.card(call.id, call.name, call.arguments, call.summary ?? '');
         }
         break;
-      case 'tool-output': {
-        const card = this.cards.get(String(event.callId));
-        if (card) {
-          card.output.hidden = false;
-          card.output.textContent += String(event.chunk ?? '');
-        }
+      case 'tool-output':
+        this.cards.get(String(event.callId))?.appendOutput(String(event.chunk ?? ''));
         break;
-      }
       case 'tool-results':
-        for (const r of (event.results ?? []) as { callId: string; name: string; isError: boolean; text: string }[]) {
-          this.finishCard(r.callId, r.name, r.isError, r.text);
+        for (const r of (event.results ?? []) as {
+          callId: string;
+          name: string;
+          isError: boolean;
+          text: string;
+          diff?: DiffRowView[];
+        }[]) {
+          this.finishCard(r.callId, r.name, r.isError, r.text, r.diff);
         }
         break;
       case 'note':
@@ -163,12 +163,31 @@ export class Transcript {
       case 'command-output':
         this.commandOutput(String(event.command ?? ''), event.output as { kind: string; title?: string; text?: string });
         break;
-      case 'approval-resolved':
-        this.notice('note', `Approval ${String(event.id)}: ${RESOLVED[String(event.answer)] ?? String(event.answer)}.`);
+      case 'approval-requested': {
+        const prompt = event.prompt as { id: number; callId: string };
+        this.approvals.set(prompt.id, prompt.callId);
+        this.cards.get(prompt.callId)?.setStatus('waiting');
         break;
+      }
+      case 'approval-resolved': {
+        // Folded into the card it belongs to (issue 19); a line of its own only without one.
+        const answer = String(event.answer);
+        const text = RESOLVED[answer] ?? answer;
+        const card = this.cards.get(this.approvals.get(Number(event.id)) ?? '');
+        this.approvals.delete(Number(event.id));
+        if (!card) {
+          this.notice('note', `Approval ${String(event.id)}: ${text}.`);
+          break;
+        }
+        card.setApproval(text);
+        card.setStatus(answer === 'deny' || answer === 'cancelled' ? 'denied' : 'running');
+        break;
+      }
       case 'auto-pass': {
-        const card = event.card as { tool: string; subject: string; reason: string };
-        this.notice('note', `Approved by ${card.reason}: ${card.tool} ${card.subject}`);
+        const auto = event.card as { tool: string; subject: string; reason: string };
+        const card = [...this.cards.values()].find((c) => c.name === auto.tool && !c.finished && !c.hasApproval);
+        if (card) card.setApproval(`Approved by ${auto.reason}`);
+        else this.notice('note', `Approved by ${auto.reason}: ${auto.tool} ${auto.subject}`);
         break;
       }
       case 'side-finished':
@@ -292,31 +311,18 @@ export class Transcript {
     }
   }
 
-  private card(callId: string, name: string, args: string): ToolCard {
+  private card(callId: string, name: string, args: string, summary: string): ToolCardView {
     const existing = this.cards.get(callId);
     if (existing) return existing;
-    const status = el('span', { class: 'tool-status', text: 'running' });
-    const output = el('pre', { class: 'tool-output' });
-    output.hidden = true;
-    const root = el(
-      'article',
-      { class: 'tool-card', attrs: { 'aria-label': `Tool call ${name}` } },
-      el('header', {}, el('span', { class: 'tool-name', text: name }), status),
-      el('pre', { class: 'tool-args', text: prettyArguments(args) }),
-      output,
-    );
-    this.root.append(root);
-    const card = { root, status, output };
+    const card = new ToolCardView(callId, name, args, summary);
+    this.root.append(card.root);
     this.cards.set(callId, card);
     return card;
   }
 
-  private finishCard(callId: string, name: string, isError: boolean, text: string): void {
-    const card = this.cards.get(callId) ?? this.card(callId, name, '');
-    card.status.textContent = isError ? 'failed' : 'done';
-    card.root.classList.toggle('failed', isError);
-    card.output.hidden = false;
-    card.output.textContent = displayText(text);
+  private finishCard(callId: string, name: string, isError: boolean, text: string, diff?: readonly DiffRowView[]): void {
+    const card = this.cards.get(callId) ?? this.card(callId, name, '', '');
+    card.finish(isError, text, diff);
   }
 
   private commandOutput(command: string, output: { kind: string; title?: string; text?: string }): void {
@@ -385,12 +391,4 @@ async function copyCode(button: HTMLButtonElement): Promise<void> {
   }
   button.textContent = ok ? 'Copied' : 'Copy failed';
   button.dataset.copied = ok ? 'true' : 'false';
-}
-
-function prettyArguments(args: string): string {
-  try {
-    return JSON.stringify(JSON.parse(args), null, 2);
-  } catch {
-    return args;
-  }
 }
