@@ -34,7 +34,10 @@ export async function getState(): Promise<PageState> {
 export type Input =
   | { readonly kind: 'message'; readonly text: string }
   | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer; readonly feedback?: string }
-  | { readonly kind: 'question'; readonly id: number; readonly answers: readonly (readonly string[])[] | 'dismissed' };
+  | { readonly kind: 'question'; readonly id: number; readonly answers: readonly (readonly string[])[] | 'dismissed' }
+  | { readonly kind: 'plan'; readonly mode: 'plan' | 'work' }
+  | { readonly kind: 'queue'; readonly id: number; readonly action: 'remove' }
+  | { readonly kind: 'queue'; readonly id: number; readonly action: 'edit'; readonly text: string };
 
 /**
  * The input frame (packages/web/src/input-frame.ts): "CRB1", the manifest length, the manifest,

@@ -1,5 +1,6 @@
 /** The page: connects to the host, draws the state it sends, and forwards the user's input. */
 import { cancel, getState, HostRefusal, type Input, openEvents, send } from './api.js';
+import { Controls, PAGE_KEYS, Progress, renderQueue, SidePanel } from './controls.js';
 import { byId, el } from './dom.js';
 import { ImageTray } from './image-tray.js';
 import { Prompts } from './prompts.js';
@@ -22,6 +23,9 @@ const scope = (): string => state?.scope ?? '';
 const transcript = new Transcript(byId('transcript'), scope);
 const tray = new ImageTray(byId('tray'), alerts, () => state?.inputs);
 const prompts = new Prompts(byId('prompts'), answer, () => text);
+const controls = new Controls(scope, answer, (command) => answer({ kind: 'message', text: command }), showHelp);
+const progress = new Progress(byId('progress'));
+const side = new SidePanel(byId('side'));
 /** Set once the session ended (`/quit`, the host stopped): the page stops reconnecting. */
 let ended = false;
 /** Failed connection attempts in a row; the host retries after a second (src/host.ts). */
@@ -37,13 +41,12 @@ const ACTIVITY_TEXT: Readonly<Record<Activity, string>> = {
 
 function applyState(next: PageState): void {
   state = next;
-  byId('model').textContent = `${next.provider}/${next.model}`;
-  byId('session').textContent = `Session ${next.scope}`;
   byId('session').setAttribute('data-scope', next.scope);
-  byId('mode').textContent = next.mode === 'plan' ? 'Plan' : 'Work';
+  controls.setMode(next.mode);
+  void controls.refresh();
   transcript.reset(next.history);
   prompts.reset(next.approvals, next.questions);
-  renderQueue(next.queue);
+  showQueue(next.queue);
   setActivity(next.activity);
 }
 
@@ -54,13 +57,12 @@ function setActivity(next: Activity): void {
   cancelButton.disabled = next === 'idle';
 }
 
-function renderQueue(items: readonly QueueItem[]): void {
-  const root = byId('queue');
-  root.hidden = items.length === 0;
-  root.replaceChildren(
-    el('h2', { text: `Queued (${items.length})` }),
-    el('ol', {}, ...items.map((item) => el('li', { class: item.kind, text: item.text.replace(/\u2063/g, '') }))),
-  );
+function showQueue(items: readonly QueueItem[]): void {
+  renderQueue(byId('queue'), items, answer);
+}
+
+function showHelp(): void {
+  transcript.help(PAGE_KEYS, controls.current?.commands ?? []);
 }
 
 function onEvent(event: PageEvent): void {
@@ -75,7 +77,7 @@ function onEvent(event: PageEvent): void {
       setActivity(event.activity as Activity);
       break;
     case 'queue':
-      renderQueue(event.items as QueueItem[]);
+      showQueue(event.items as QueueItem[]);
       break;
     case 'approval-requested':
       prompts.addApproval(event.prompt as ApprovalPrompt);
@@ -88,7 +90,45 @@ function onEvent(event: PageEvent): void {
       prompts.addQuestion(event.prompt as QuestionPrompt);
       break;
     case 'mode-changed':
-      byId('mode').textContent = event.mode === 'plan' ? 'Plan' : 'Work';
+      controls.setMode(event.mode === 'plan' ? 'plan' : 'work');
+      break;
+    case 'command-output':
+    case 'mcp-changed':
+      void controls.refresh();
+      break;
+    case 'round-closed':
+      controls.roundUsage(event.usage as { inputTokens?: number; outputTokens?: number } | undefined);
+      break;
+    case 'retry-scheduled':
+      progress.retry(Number(event.attempt), Number(event.dueAt), String(event.message ?? ''));
+      break;
+    case 'round-started':
+    case 'text-delta':
+    case 'reasoning-delta':
+    case 'tool-calls':
+    case 'turn-finished':
+      progress.stop();
+      break;
+    case 'side-started':
+      side.started(String(event.question ?? ''));
+      break;
+    case 'side-thinking':
+      side.thinking();
+      break;
+    case 'side-delta':
+      side.delta(String(event.text ?? ''));
+      break;
+    case 'side-finished':
+      side.finished(String(event.question ?? ''), String(event.answer ?? ''));
+      break;
+    case 'side-failed':
+      side.failed(String(event.question ?? ''), String(event.message ?? ''));
+      break;
+    case 'side-open':
+      side.open((event.thread ?? []) as { question: string; answer: string }[]);
+      break;
+    case 'side-cleared':
+      side.clear();
       break;
     case 'hello':
       return;
@@ -160,6 +200,12 @@ async function submit(): Promise<void> {
   }
   const files = tray.files;
   const message = text.value;
+  // The page's own /help: its keys, not the terminal's (issue 19).
+  if (files.length === 0 && /^\/(help|h)\s*$/.test(message.trim())) {
+    showHelp();
+    text.value = '';
+    return;
+  }
   if (message.trim() === '' && files.length === 0 && state.queue.length === 0) return;
   sending = true;
   try {

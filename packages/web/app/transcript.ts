@@ -113,12 +113,6 @@ export class Transcript {
         this.live?.root.remove();
         this.live = undefined;
         break;
-      case 'retry-scheduled':
-        this.notice(
-          'retry',
-          `Retrying (attempt ${String(event.attempt)}) in ${Math.ceil(Number(event.delayMs) / 1000)} s: ${String(event.message ?? '')}`,
-        );
-        break;
       case 'tool-calls':
         this.settle();
         for (const call of (event.calls ?? []) as { id: string; name: string; arguments: string; summary?: string }[]) {
@@ -190,11 +184,11 @@ export class Transcript {
         else this.notice('note', `Approved by ${auto.reason}: ${auto.tool} ${auto.subject}`);
         break;
       }
-      case 'side-finished':
-        this.side(String(event.question ?? ''), String(event.answer ?? ''));
-        break;
-      case 'side-failed':
-        this.notice('error', `Side question failed: ${String(event.message ?? '')}`);
+      case 'mcp-changed':
+        this.notice(
+          'note',
+          `MCP server ${String(event.server ?? '')} changed (its state, tools, prompts or resources); /mcp shows it.`,
+        );
         break;
       default:
         return;
@@ -337,17 +331,22 @@ export class Transcript {
     );
   }
 
-  private side(question: string, answer: string): void {
-    const body = el('div', { class: 'markdown' });
-    setHtml(body, renderMarkdown(answer));
+  /** The page's own help (issue 19): its keys, then the session's slash commands. */
+  help(keys: readonly (readonly [string, string])[], commands: readonly { usage: string; summary: string }[]): void {
+    const stuck = this.atEnd();
+    const table = (rows: readonly (readonly [string, string])[]) =>
+      el('dl', { class: 'help-list' }, ...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
     this.root.append(
       el(
-        'aside',
-        { class: 'side', attrs: { 'aria-label': 'Side question' } },
-        el('h3', { text: `By the way: ${question}` }),
-        body,
+        'section',
+        { class: 'command help', attrs: { 'aria-label': 'Help' } },
+        el('h3', { text: 'Keys in this page' }),
+        table(keys),
+        el('h3', { text: 'Commands' }),
+        table(commands.map((c) => [c.usage, c.summary] as const)),
       ),
     );
+    this.scrollToEnd(stuck);
   }
 
   notice(kind: 'note' | 'error' | 'retry', text: string): void {

@@ -5,6 +5,7 @@
  *
  *   GET  /api/state            the scope, the input registry, the queue, prompts and history
  *   GET  /api/events           SSE: a `state` snapshot, then every event of the session
+ *   GET  /api/controls         mode, approval mode, model choices, context use, saved sessions
  *   GET  /api/history?scope=   the archive as the page shows it
  *   GET  /api/media/N?scope=   the stored bytes of image N of that session
  *   POST /api/send             one input (input-frame.ts): a message with its images, or an answer
@@ -122,6 +123,7 @@ function routeApi(app: Hono<Env>, conversation: Conversation, closers: Set<(last
     c.header('Cache-Control', 'no-store');
   });
   app.get('/api/state', async (c) => c.json(await conversation.state()));
+  app.get('/api/controls', async (c) => c.json(await conversation.controls()));
   app.get('/api/history', async (c) => c.json(await conversation.history(c.req.query('scope') ?? '')));
   app.get('/api/media/:number', async (c) => {
     const raw = c.req.param('number');
