@@ -24,6 +24,8 @@ export interface SetupOptions {
   readonly workspace?: string;
   readonly viewport?: { width: number; height: number };
   readonly beforeOpen?: (page: Page) => Promise<void>;
+  /** Changes the written config (a second model, say). */
+  readonly editConfig?: (config: { providers: { fake: { models: Record<string, Record<string, unknown>> } } }) => void;
 }
 
 /** Registers the hooks of one test file and returns its `setup`. */
@@ -53,7 +55,9 @@ export function pageHarness(): {
     cleanups.push(() => fake.close());
     const home = options.home ?? tempHome();
     if (!options.home) cleanups.push(() => home.dispose());
-    home.writeConfig(imageConfig(fake, protocol, options.config ?? {}));
+    const config = imageConfig(fake, protocol, options.config ?? {});
+    options.editConfig?.(config);
+    home.writeConfig(config);
     const workspace = options.workspace ?? tempDir('crystal-ws-');
     const web = await startCrystalWeb({ home: home.path, workspace, args: options.args ?? [] });
     cleanups.push(async () => {
