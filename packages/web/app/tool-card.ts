@@ -46,7 +46,8 @@ export class ToolCardView {
     this.status = el('span', { class: 'tool-status', text: STATUS_TEXT.running });
     this.approval = el('p', { class: 'tool-approval' });
     this.approval.hidden = true;
-    this.diff = el('div', { class: 'tool-diff' });
+    // Scrollable regions take the focus so the keyboard can scroll them.
+    this.diff = el('div', { class: 'tool-diff', attrs: { tabindex: '0' } });
     this.diff.hidden = true;
     this.output = el('div', { class: 'tool-output-box' });
     this.output.hidden = true;
@@ -129,7 +130,7 @@ export class ToolCardView {
       return;
     }
     const lines = trimmed.split('\n');
-    const pre = el('pre', { class: 'tool-output' });
+    const pre = el('pre', { class: 'tool-output', attrs: { tabindex: '0' } });
     this.output.hidden = false;
     if (!collapsedWhole && lines.length <= OUTPUT_PREVIEW_LINES) {
       pre.textContent = trimmed;

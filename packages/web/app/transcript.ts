@@ -368,6 +368,8 @@ export class Transcript {
 /** Sanitized HTML in, plus a copy button on every code block. */
 function setHtml(node: HTMLElement, html: string): void {
   node.innerHTML = html;
+  // A table wider than the column scrolls sideways: it takes the focus, so the keyboard can scroll it.
+  for (const table of node.querySelectorAll('table')) table.tabIndex = 0;
   for (const pre of node.querySelectorAll('pre')) {
     pre.append(el('button', { class: 'copy', text: 'Copy', attrs: { type: 'button', 'aria-label': 'Copy code' } }));
   }

@@ -4,7 +4,7 @@
  */
 import { FakeProvider, type FakeReply, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
 import { imageConfig, launchChromium, startCrystalWeb, type WebProcess } from './support.js';
 
 export interface Setup {
@@ -36,6 +36,8 @@ export function pageHarness(): {
 } {
   let browser: Awaited<ReturnType<typeof launchChromium>> | undefined;
   const cleanups: (() => Promise<void> | void)[] = [];
+  // A page on a loaded 2-core machine can take more than expect.poll's default second to show a change.
+  vi.setConfig({ expect: { poll: { timeout: 10_000 } } });
   beforeAll(async () => {
     browser = await launchChromium();
   });
