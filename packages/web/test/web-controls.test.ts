@@ -3,7 +3,9 @@
  * the session browser (resume, fork, export), the queue with edit and remove, the retry
  * countdown, the context meter, `/btw` in its own panel and the page's own `/help`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '@crystal/testkit';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { pageHarness } from './page-harness.js';
@@ -171,5 +173,24 @@ describe('issue 19: controls in the page', () => {
     for (const terminalOnly of ['Ctrl+O', 'Ctrl+V', 'Shift+Tab']) expect(text).not.toContain(terminalOnly);
     expect(fake.requests).toHaveLength(0);
     expect(await page.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('');
+  });
+});
+
+describe('issue 19: MCP changes in the page', () => {
+  it('issue 19: an mcp-changed event is shown (an MCP server that stops)', async () => {
+    const dir = tempDir('crystal-mcp-stop-');
+    // A server that never answers, and exits once the test drops a file next to it.
+    writeFileSync(
+      join(dir, 'server.js'),
+      `const fs = require('node:fs'); setInterval(() => { if (fs.existsSync(${JSON.stringify(join(dir, 'stop'))})) process.exit(1); }, 50);`,
+    );
+    const { page } = await setup({
+      replies: [{ text: 'unused' }],
+      config: { mcpServers: { flaky: { command: process.execPath, args: [join(dir, 'server.js')] } } },
+    });
+    writeFileSync(join(dir, 'stop'), '');
+    await expect
+      .poll(() => page.locator('#transcript .notice').allTextContents())
+      .toContainEqual(expect.stringContaining('MCP server flaky changed'));
   });
 });
