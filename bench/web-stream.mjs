@@ -46,7 +46,12 @@ async function startHost(replies) {
       workspaceTrust: false,
       retry: { maxRetries: 0 },
       providers: {
-        fake: { protocol: 'openai', baseUri: fake.baseUri, apiKey: 'bench', models: { 'fake-model': { contextWindow: 10_000_000 } } },
+        fake: {
+          protocol: 'openai',
+          baseUri: fake.baseUri,
+          apiKey: 'bench',
+          models: { 'fake-model': { contextWindow: 10_000_000 } },
+        },
       },
     }),
   );
