@@ -248,6 +248,8 @@ export class Progress {
   }
 
   stop(): void {
+    // Called for every streamed delta: nothing to do (and no DOM write) once the row is hidden.
+    if (this.root.hidden) return;
     this.stopTimer();
     this.root.hidden = true;
     this.root.textContent = '';

@@ -134,7 +134,7 @@ function onEvent(event: PageEvent): void {
       return;
     case 'quit':
     case 'host-stopped':
-      endSession(String(event.sessionId ?? scope()), event.type === 'quit' || event.resumable !== false);
+      endSession(String(event.sessionId ?? scope()), event.type === 'quit' ? hasMessages() : event.resumable !== false);
       break;
   }
   transcript.onEvent(event);
@@ -171,6 +171,11 @@ function endSession(sessionId: string, resumable: boolean, why = 'The session en
   for (const control of composer.querySelectorAll<HTMLButtonElement | HTMLTextAreaElement>('button, textarea')) {
     control.disabled = true;
   }
+}
+
+/** Whether the session has anything to resume: a message of either side. */
+function hasMessages(): boolean {
+  return byId('transcript').querySelector('article.message') !== null;
 }
 
 function showError(error: unknown): void {
@@ -294,7 +299,7 @@ const events = openEvents(onEvent, (connected, readyState) => {
   // A host killed without a word (kill -9, a crash) never says goodbye: after a few failed
   // attempts the page says it is gone; a refusal (the host restarted with a new token) at once.
   if (failures >= HOST_GONE_AFTER || readyState === EventSource.CLOSED) {
-    endSession(scope(), byId('transcript').childElementCount > 0, 'The host is not answering; it has stopped or crashed.');
+    endSession(scope(), hasMessages(), 'The host is not answering; it has stopped or crashed.');
   } else {
     byId('activity').textContent = 'Reconnecting…';
   }
