@@ -7,7 +7,7 @@
  * token must not grow with the transcript: only the live message re-renders).
  *
  * `web_stream_busy_per_1k_tokens`: subject = the 500-message page, baseline = the empty page;
- * medians of BENCH_RUNS runs (default 3), the two pages interleaved.
+ * medians of BENCH_RUNS runs (default 5), the two pages interleaved.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ const { chromium } = await import('playwright-core');
 
 const TOKENS = 20_000;
 const MESSAGES = 500;
-const runs = runCount(3);
+const runs = runCount(5);
 const GOAL = 1.2;
 
 const FILL_ANSWER = [
