@@ -624,6 +624,24 @@ export class SessionController {
     }
   }
 
+  /** Takes a waiting item out of the queue (the Web page's queue panel); false when it is no longer there. */
+  removeQueued(id: number): boolean {
+    const before = this.queueItems.length;
+    this.queueItems = this.queueItems.filter((i) => i.id !== id);
+    if (this.queueItems.length === before) return false;
+    this.queueChanged();
+    return true;
+  }
+
+  /** Replaces the text of a waiting follow-up message; false when it is gone or is a command. */
+  editQueued(id: number, text: string): boolean {
+    const at = this.queueItems.findIndex((i) => i.id === id && i.kind === 'message');
+    if (at < 0 || text.trim() === '') return false;
+    this.queueItems[at] = { id, kind: 'message', text };
+    this.queueChanged();
+    return true;
+  }
+
   private enqueue(item: QueueItem): void {
     this.queueItems.push(item);
     this.queueChanged();

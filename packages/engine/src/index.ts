@@ -41,5 +41,6 @@ export * from './config/json-edit.js';
 export * from './checkpoints/index.js';
 export * from './file-mentions.js';
 export * from './change-preview.js';
+export * from './tool-summary.js';
 export * from './shell-escape.js';
 export * from './extensions/index.js';
