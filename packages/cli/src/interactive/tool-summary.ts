@@ -2,7 +2,11 @@
  * The one-line summary of a tool call (the same for a live card and for replay) and the capped
  * `+`/`-` preview of `edit`/`write` (TUI-2).
  */
+import { toolSummary } from '@crystal/engine';
 import type { OutputStreams, StreamTail, ToolCardData } from '@crystal/tui';
+
+// The one-line summary is the engine's (the terminal and the Web page show the same line).
+export { toolSummary };
 
 function inputOf(input: unknown, args: string): Record<string, unknown> {
   if (input !== null && typeof input === 'object') return input as Record<string, unknown>;
@@ -15,37 +19,6 @@ function inputOf(input: unknown, args: string): Record<string, unknown> {
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-export function toolSummary(name: string, input: Record<string, unknown>, args: string): string {
-  switch (name) {
-    case 'bash':
-      return str(input.command).split('\n')[0] ?? '';
-    case 'read': {
-      const range = typeof input.offset === 'number' ? ` from line ${input.offset}` : '';
-      return `${str(input.path)}${range}`;
-    }
-    case 'write':
-    case 'edit':
-    case 'list':
-    case 'view_image':
-    case 'describe_image':
-      return str(input.path) || '.';
-    case 'glob':
-      return `${str(input.pattern)}${input.path ? ` in ${str(input.path)}` : ''}`;
-    case 'grep':
-      return `${str(input.pattern)}${input.path ? ` in ${str(input.path)}` : ''}`;
-    case 'todowrite':
-      return Array.isArray(input.todos) ? `${input.todos.length} items` : 'todo list';
-    case 'todoread':
-      return 'todo list';
-    case 'question': {
-      const first = Array.isArray(input.questions) ? (input.questions[0] as Record<string, unknown> | undefined) : undefined;
-      return str(first?.question) || 'a question for you';
-    }
-    default:
-      return args.length > 200 ? `${args.slice(0, 200)}…` : args;
-  }
-}
 
 export const DIFF_PREVIEW_LINES = 40;
 
