@@ -41,6 +41,7 @@ import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 import { checkpointCommand } from './checkpoints/commands.js';
 import { fsOperatorMessage } from './fs-errors.js';
+import { currentAgentPath } from './agents/lineage.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
@@ -82,6 +83,8 @@ export interface ApprovalPrompt {
   readonly callId: string;
   readonly card: ApprovalCard;
   readonly choices: readonly ApprovalAnswer[];
+  /** AGENT-4: who asks: `main`, or a child's path (`main/explore#1`); surfaces label the card with it. */
+  readonly agent: string;
 }
 
 /** A `question` tool call waiting for the operator. */
@@ -181,6 +184,7 @@ export class SessionController {
     const extra = options.extraTools ?? [];
     const catalog = extra.length > 0 ? () => [...tools.tools(), ...extra] : tools.tools;
     const session = await Session.open({
+      agents: true,
       ...options,
       mode: options.plan ? 'plan' : 'work',
       tools: catalog,
@@ -265,7 +269,7 @@ export class SessionController {
     signal: AbortSignal,
   ): Promise<ApprovalReply> {
     const id = this.promptIds++;
-    const prompt: ApprovalPrompt = { id, callId, card, choices };
+    const prompt: ApprovalPrompt = { id, callId, card, choices, agent: currentAgentPath() };
     return new Promise<ApprovalReply>((resolve) => {
       const onAbort = (): void => {
         if (!this.approvals.delete(id)) return;

@@ -42,3 +42,4 @@ export * from './file-mentions.js';
 export * from './change-preview.js';
 export * from './shell-escape.js';
 export * from './extensions/index.js';
+export * from './agents/index.js';
