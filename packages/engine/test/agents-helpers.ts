@@ -51,6 +51,7 @@ export interface Rig {
   events: ControllerEvent[];
   home: string;
   workspace: string;
+  config: Config;
   parentBodies(): WireBody[];
   childBodies(prompt: string): WireBody[];
 }
@@ -98,6 +99,7 @@ export async function startRig(
     events,
     home,
     workspace,
+    config: base,
     parentBodies: () => bodies().filter((b) => childPromptOf(b) === undefined),
     childBodies: (prompt) => bodies().filter((b) => childPromptOf(b) === prompt),
   };

@@ -5,7 +5,14 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ControllerEvent, listChildren, loadChild, SessionFiles } from '../src/index.js';
+import {
+  type ControllerEvent,
+  INTERRUPTED_CALL_TEXT,
+  listChildren,
+  loadChild,
+  SessionController,
+  SessionFiles,
+} from '../src/index.js';
 import { type Rig, startRig, task, textOf, toolNames, toolResultText, until, type WireBody } from './agents-helpers.js';
 
 let rig: Rig | undefined;
@@ -325,5 +332,35 @@ describe('AGENT-4 lineage, approvals, cancel and kept transcripts', () => {
     expect(rig.events.find((e) => e.type === 'agent-finished')).toMatchObject({ stopReason: 'interrupted' });
     expect(listChildren(rig.home, rig.controller.session.id)).toMatchObject([{ state: 'interrupted' }]);
     expect(rig.parentBodies()).toHaveLength(1);
+  });
+
+  it('AGENT-4 CORE-6 an interactive resume after a crash mid-child closes the task call as interrupted and goes on', async () => {
+    const prompt = 'Stall.';
+    rig = await startRig({
+      parent: [{ toolCalls: [task('t1', prompt)] }, { text: 'went on' }],
+      children: { [prompt]: [{ text: 'never arrives', stallAfter: 1 }] },
+    });
+    rig.controller.submit('go');
+    await until(() => (rig?.childBodies(prompt).length ?? 0) === 1);
+    // The process "dies" here: the saved session and the child's file are all that is left.
+    const id = rig.controller.session.id;
+    const second = await SessionController.open({
+      home: rig.home,
+      workspace: rig.workspace,
+      config: rig.config,
+      env: {},
+      userHome: rig.home,
+      resume: id,
+    });
+    const events: ControllerEvent[] = [];
+    second.on((e) => events.push(e));
+    await until(() => finished(events) !== undefined);
+    await second.whenIdle();
+    expect(finished(events)).toMatchObject({ stopReason: 'completed', text: 'went on' });
+    expect(rig.childBodies(prompt)).toHaveLength(1);
+    const last = rig.parentBodies().at(-1);
+    expect(toolResultText(last, 't1')).toBe(INTERRUPTED_CALL_TEXT);
+    expect(listChildren(rig.home, id)).toMatchObject([{ path: 'main/general#1', state: 'interrupted' }]);
+    await second.close();
   });
 });
