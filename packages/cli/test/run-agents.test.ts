@@ -82,6 +82,18 @@ describe('AGENT-4 crystal run shows children', () => {
     });
     expect(lines.filter((l) => l.type === 'text' && l.agent === 'main').map((l) => l.text)).toEqual(['parent ', 'done']);
     expect(lines.at(-1)).toMatchObject({ type: 'result', agent: 'main', stopReason: 'completed', text: 'parent done' });
+
+    // The child's transcript is exportable by its path; an unknown path names the children there are.
+    const id = (lines.at(-1) as { sessionId: string }).sessionId;
+    const exported = await runCrystal(['export', id, '--agent', 'main/general#1'], { home: home.path });
+    expect(exported.code).toBe(0);
+    const record = JSON.parse(exported.stdout) as { agent: Record<string, unknown>; archive: Array<{ kind: string }> };
+    expect(record.agent).toMatchObject({ path: 'main/general#1', parentSessionId: id, callId: 't1', state: 'completed' });
+    expect(record.archive.map((i) => i.kind)).toEqual(['message', 'tool_call', 'tool_result', 'message']);
+    const unknown = await runCrystal(['export', id, '--agent', 'main/explore#4'], { home: home.path });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain(`Session ${id} has no child agent main/explore#4. Its children: main/general#1`);
+    expect(unknown.stderr).not.toMatch(/\n\s+at /);
   });
 });
 

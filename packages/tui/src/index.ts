@@ -25,3 +25,4 @@ export { renderSidePanel } from './panels/side-panel.js';
 export { renderQueuePanel } from './panels/queue-panel.js';
 export { SlashPicker } from './panels/slash-picker.js';
 export { ListPicker, type ListPickerItem, type ListPickerOptions } from './panels/list-picker.js';
+export * from './agent-card.js';

@@ -42,6 +42,8 @@ export interface ApprovalView {
   /** What Session and Always cover (TUIX-12). */
   readonly grantScope?: string | undefined;
   readonly choices: readonly ApprovalChoice[];
+  /** AGENT-4: the child agent asking (`main/explore#1`); absent or `main` for the session's own calls. */
+  readonly agent?: string | undefined;
 }
 
 export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';

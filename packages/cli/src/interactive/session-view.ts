@@ -27,6 +27,7 @@ import {
 } from '@crystal/tui';
 import { displayUserText } from './user-text.js';
 import { resultSummary, toolCard } from './tool-summary.js';
+import { AgentCards } from './agent-cards.js';
 
 type ProgressKind = ProgressView['kind'];
 
@@ -51,6 +52,8 @@ export class SessionView {
   private queued = 0;
   private side: SideEntryView[] = [];
   private pendingDenyTool: string | undefined;
+  private pendingDenyAgent: string | undefined;
+  private readonly agents: AgentCards;
   onQuit: ((sessionId: string) => void) | undefined;
 
   constructor(
@@ -65,6 +68,7 @@ export class SessionView {
     const last = snapshot.lastUsage.inputTokens + snapshot.lastUsage.outputTokens;
     this.contextUsed = last > 0 ? last : undefined;
     this.queued = controller.queue.length;
+    this.agents = new AgentCards(app, controller.session.home, () => controller.session.id);
   }
 
   private contextWindow(): number | undefined {
@@ -110,6 +114,8 @@ export class SessionView {
   }
 
   onEvent = (event: ControllerEvent): void => {
+    // AGENT-4: child agents have their own cards.
+    if (this.agents.onEvent(event)) return;
     switch (event.type) {
       case 'turn-started':
       case 'follow-up-sent': {
@@ -265,12 +271,18 @@ export class SessionView {
         return;
       case 'approval-requested':
         this.pendingDenyTool = event.prompt.card.tool;
-        this.app.setApproval({ id: event.prompt.id, ...event.prompt.card, choices: event.prompt.choices });
+        this.pendingDenyAgent = event.prompt.agent;
+        this.app.setApproval({
+          id: event.prompt.id,
+          ...event.prompt.card,
+          choices: event.prompt.choices,
+          agent: event.prompt.agent,
+        });
         this.progress('approval');
         return;
       case 'approval-resolved':
         this.app.setApproval(undefined);
-        if (event.answer === 'deny' && this.pendingDenyTool) {
+        if (event.answer === 'deny' && this.pendingDenyTool && !this.agents.denied(this.pendingDenyAgent, this.pendingDenyTool)) {
           for (const entry of this.tools.values()) {
             if (entry.data.name === this.pendingDenyTool && entry.state === 'running') {
               entry.setStatus('denied');
