@@ -4,6 +4,7 @@ import { byId, el } from './dom.js';
 import { ImageTray } from './image-tray.js';
 import { Prompts } from './prompts.js';
 import { Transcript } from './transcript.js';
+import { AgentCards } from './agent-cards.js';
 import type { Activity, ApprovalPrompt, PageEvent, PageState, QueueItem, QuestionPrompt } from './types.js';
 
 let state: PageState | undefined;
@@ -20,6 +21,7 @@ const alerts = byId<HTMLElement>('alerts');
 
 const scope = (): string => state?.scope ?? '';
 const transcript = new Transcript(byId('transcript'), scope);
+const agents = new AgentCards(byId('transcript'), scope);
 const tray = new ImageTray(byId('tray'), alerts, () => state?.inputs);
 const prompts = new Prompts(byId('prompts'), answer);
 
@@ -90,6 +92,7 @@ function onEvent(event: PageEvent): void {
       events.close();
       break;
   }
+  if (agents.onEvent(event)) return;
   transcript.onEvent(event);
 }
 

@@ -25,6 +25,9 @@ export function toPageEvent(event: ControllerEvent): PageEvent {
           text: capText(r.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mime}]`)).join('')),
         })),
       };
+    // AGENT-4: a child's events keep their path and get the same treatment as the parent's.
+    case 'agent-event':
+      return { type: 'agent-event', agent: event.agent, event: toPageEvent(event.event) };
     case 'tool-output':
       return { type: 'tool-output', callId: event.callId, chunk: capText(event.chunk) };
     case 'turn-finished': {
