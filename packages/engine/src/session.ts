@@ -514,6 +514,7 @@ export class Session {
       this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, outcome.usage);
       this.publish({ type: 'usage', turn: outcome.usage, session: this.state.cumulativeUsage });
       await this.checkpoints?.flush();
+      await this.agents?.settle();
       // FAIL-1: saved after every turn, a failed one included. REL-3: a save that fails is
       // reported (path and reason) and the turn stays in memory for the next save that can.
       await this.save().catch(() => undefined);

@@ -92,8 +92,15 @@ export class AgentRuntime {
   /** Per parent session: the last `#n` used per profile (seeded from the saved children). */
   private readonly counters = new Map<string, Map<string, number>>();
   private readonly clients = new Map<string, StreamingChatClient>();
+  /** Child transcript saves still being written. */
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly host: AgentHost) {}
+
+  /** Resolves when every child transcript started so far is on disk (the session awaits it before a turn ends). */
+  async settle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
 
   /** How many children of one batch run at once (`agents.maxParallel`). */
   get maxParallel(): number {
@@ -169,7 +176,16 @@ export class AgentRuntime {
       state,
     });
     let saveFailed = false;
-    const save = async (state: ChildLink['state'], toolCalls: number): Promise<void> => {
+    // Saves of one child run one after another (the last written state wins), off the child's
+    // own path: the first overlaps its first request, the last overlaps the parent's next steps
+    // and is awaited by `settle()` before the parent turn ends.
+    let saving: Promise<void> = Promise.resolve();
+    const save = (state: ChildLink['state'], toolCalls: number): Promise<void> => {
+      const archiveNow = [...archive];
+      saving = saving.then(() => write(state, toolCalls, archiveNow));
+      return saving;
+    };
+    const write = async (state: ChildLink['state'], toolCalls: number, archive: ChatMessage[]): Promise<void> => {
       try {
         await saveChild(this.host.home, {
           id: childId,
@@ -212,7 +228,9 @@ export class AgentRuntime {
         type: 'note',
         text: `${path}: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not available here; left out.`,
       });
-    await save('running', 0);
+    const first = save('running', 0);
+    this.pending.add(first);
+    void first.finally(() => this.pending.delete(first));
     const prepare = this.host.prepareMessages?.bind(this.host);
     const adopt = this.host.adoptToolResults?.bind(this.host);
     const outcome = await runAsAgent(path, () =>
@@ -240,7 +258,9 @@ export class AgentRuntime {
       }),
     );
     const answer = outcome.stopReason === 'completed' ? finalAnswer(childContext) : '';
-    await save(outcome.stopReason, outcome.toolCalls.length);
+    const last = save(outcome.stopReason, outcome.toolCalls.length);
+    this.pending.add(last);
+    void last.finally(() => this.pending.delete(last));
     scope.publish({
       type: 'agent-finished',
       agent: path,
