@@ -176,9 +176,8 @@ export class AgentRuntime {
       state,
     });
     let saveFailed = false;
-    // Saves of one child run one after another (the last written state wins), off the child's
-    // own path: the first overlaps its first request, the last overlaps the parent's next steps
-    // and is awaited by `settle()` before the parent turn ends.
+    // Saves of one child run one after another (the last written state wins); the last one
+    // overlaps the parent's next steps and is awaited by `settle()` before the parent turn ends.
     let saving: Promise<void> = Promise.resolve();
     const save = (state: ChildLink['state'], toolCalls: number): Promise<void> => {
       const archiveNow = [...archive];
@@ -228,9 +227,8 @@ export class AgentRuntime {
         type: 'note',
         text: `${path}: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not available here; left out.`,
       });
-    const first = save('running', 0);
-    this.pending.add(first);
-    void first.finally(() => this.pending.delete(first));
+    // On disk before the child's first request: a crash from here on leaves a linked transcript.
+    await save('running', 0);
     const prepare = this.host.prepareMessages?.bind(this.host);
     const adopt = this.host.adoptToolResults?.bind(this.host);
     const outcome = await runAsAgent(path, () =>
