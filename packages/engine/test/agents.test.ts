@@ -141,6 +141,12 @@ describe('AGENT-2 profiles: built-in general and explore, custom ones from the a
     expect(child.model).toBe('cheap-model');
     expect(toolNames(child).sort()).toEqual(['grep', 'read']);
     expect(toolResultText(rig.parentBodies()[1], 't1')).toBe('Looks right.');
+    // A broken file is named once (two parent rounds, one note), with the fix.
+    const notes = rig.events.filter((e) => e.type === 'note' && e.text.includes('broken.md'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({
+      text: expect.stringMatching(/broken\.md skipped: its front matter needs "name" and "description"/),
+    });
   });
 
   it('AGENT-2 explore uses agents.explore.model; an unknown agent gets a clear error result', async () => {

@@ -92,6 +92,7 @@ export class AgentRuntime {
   /** Per parent session: the last `#n` used per profile (seeded from the saved children). */
   private readonly counters = new Map<string, Map<string, number>>();
   private readonly clients = new Map<string, StreamingChatClient>();
+  private readonly noted = new Set<string>();
   /** Child transcript saves still being written. */
   private readonly pending = new Set<Promise<void>>();
 
@@ -117,6 +118,12 @@ export class AgentRuntime {
   /** The `task` tool of one parent turn. */
   taskTool(scope: TurnScope): ToolDefinition {
     const catalog = this.profiles();
+    // A skipped profile file is named once per session, not every round.
+    for (const note of catalog.notes) {
+      if (this.noted.has(note)) continue;
+      this.noted.add(note);
+      scope.publish({ type: 'note', text: note });
+    }
     const names = [...catalog.profiles.keys()];
     const list = [...catalog.profiles.values()].map((p) => `- ${p.name}: ${p.description}`).join('\n');
     return {
