@@ -2,6 +2,7 @@
  * Sub-agents (AGENT-1..4, CORE-6) through the real session controller, the real workspace
  * tools and approval policy, and the fake provider over HTTP scripting parent and children.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -368,5 +369,102 @@ describe('AGENT-4 lineage, approvals, cancel and kept transcripts', () => {
     expect(toolResultText(last, 't1')).toBe(INTERRUPTED_CALL_TEXT);
     expect(listChildren(rig.home, id)).toMatchObject([{ path: 'main/general#1', state: 'interrupted' }]);
     await second.close();
+  });
+});
+
+describe('AGENT-1..4 against hostile input', () => {
+  it('AGENT-1 a hostile model: a task call without a prompt, or with a non-string agent, fails clearly and starts no child', async () => {
+    rig = await startRig({
+      parent: [
+        {
+          toolCalls: [
+            { id: 'x1', name: 'task', arguments: { description: 'nothing' } },
+            { id: 'x2', name: 'task', arguments: { prompt: 'p', subagent_type: 7 } },
+            { id: 'x3', name: 'task', arguments: '{not json' },
+          ],
+        },
+        { text: 'ok' },
+      ],
+      children: {},
+    });
+    rig.controller.submit('go');
+    await until(() => finished(rig?.events ?? []) !== undefined);
+    const parent = rig.parentBodies()[1];
+    expect(toolResultText(parent, 'x1')).toBe('task needs a "prompt": the whole task for the agent.');
+    expect(toolResultText(parent, 'x2')).toBe('task "subagent_type" must be an agent name.');
+    expect(toolResultText(parent, 'x3')).toMatch(/^The arguments of 'task' are not valid JSON/);
+    expect(rig.events.filter((e) => e.type === 'agent-started')).toEqual([]);
+  });
+
+  it('AGENT-2 a hostile repository: oversized, badly named and special files are skipped; a profile cannot give a child task or question', async () => {
+    const prompt = 'Nest.';
+    rig = await startRig({
+      parent: [{ toolCalls: [task('t1', prompt, 'nester')] }, { text: 'ok' }],
+      children: { [prompt]: [{ text: 'no nesting here' }] },
+    });
+    const dir = join(rig.workspace, '.crystal', 'agents');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'big.md'), `---\nname: big\ndescription: big\n---\n${'x'.repeat(300 * 1024)}`);
+    writeFileSync(join(dir, 'bad.md'), '---\nname: ../../etc\ndescription: escapes\n---\nhi\n');
+    writeFileSync(
+      join(dir, 'nester.md'),
+      '---\nname: nester\ndescription: tries to nest\ntools: [task, question, read]\n---\nCUSTOM AGENT nester\n',
+    );
+    execFileSync('mkfifo', [join(dir, 'fifo.md')]);
+    rig.controller.submit('go');
+    await until(() => finished(rig?.events ?? []) !== undefined);
+    const notes = rig.events.filter((e) => e.type === 'note').map((e) => (e as { text: string }).text);
+    expect(notes).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/big\.md skipped: larger than 256 KiB/),
+        expect.stringMatching(/bad\.md skipped: "name" must be lower-case letters/),
+      ]),
+    );
+    const enumNames = (
+      (rig.parentBodies()[0] as WireBody).tools?.find((t) => t.function.name === 'task')?.function.parameters as {
+        properties: { subagent_type: { enum: string[] } };
+      }
+    ).properties.subagent_type.enum;
+    expect(enumNames.sort()).toEqual(['explore', 'general', 'nester']);
+    expect(toolNames(rig.childBodies(prompt)[0] as WireBody)).toEqual(['read']);
+  });
+
+  it('AGENT-3 a child stalled past the turn duration budget stops duration_limit_reached, and so does the parent', async () => {
+    const prompt = 'Hang.';
+    rig = await startRig(
+      {
+        parent: [{ toolCalls: [task('t1', prompt)] }, { text: 'never asked' }],
+        children: { [prompt]: [{ text: 'never arrives', stallAfter: 1 }] },
+      },
+      { config: { executionBudget: { maximumDurationSeconds: 1 } } },
+    );
+    rig.controller.submit('go');
+    await until(() => finished(rig?.events ?? []) !== undefined);
+    expect(rig.events.find((e) => e.type === 'agent-finished')).toMatchObject({ stopReason: 'duration_limit_reached' });
+    expect(finished(rig.events)).toMatchObject({ stopReason: 'duration_limit_reached' });
+    expect(rig.parentBodies()).toHaveLength(1);
+    const saved = SessionFiles.load(rig.home, rig.controller.session.id).state;
+    const result = saved.context.flatMap((m) => m.content).find((p) => p.type === 'tool-result' && p.callId === 't1');
+    expect(JSON.stringify(result)).toContain("the turn's shared time budget is spent");
+  });
+
+  it('AGENT-4 a child transcript the disk refuses is named once; the child still answers', async () => {
+    const prompt = 'Work without a disk.';
+    rig = await startRig({
+      parent: [{ toolCalls: [task('t1', prompt)] }, { text: 'fine' }],
+      children: {
+        [prompt]: [{ toolCalls: [{ id: 'c1', name: 'list', arguments: { path: '.' } }] }, { text: 'answered anyway' }],
+      },
+    });
+    // `children` is a file: every save of a child transcript fails (ENOTDIR), as on a broken disk.
+    mkdirSync(join(rig.home, 'sessions'), { recursive: true });
+    writeFileSync(join(rig.home, 'sessions', 'children'), 'not a folder');
+    rig.controller.submit('go');
+    await until(() => finished(rig?.events ?? []) !== undefined);
+    expect(toolResultText(rig.parentBodies()[1], 't1')).toBe('answered anyway');
+    const notes = rig.events.filter((e) => e.type === 'note' && e.text.includes('was not saved'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({ text: expect.stringMatching(/^The transcript of main\/general#1 was not saved: /) });
+    expect(finished(rig.events)).toMatchObject({ stopReason: 'completed' });
   });
 });

@@ -238,7 +238,7 @@ export class AgentRuntime {
     await save('running', 0);
     const prepare = this.host.prepareMessages?.bind(this.host);
     const adopt = this.host.adoptToolResults?.bind(this.host);
-    const outcome = await runAsAgent(path, () =>
+    const ran = await runAsAgent(path, () =>
       runTurn({
         client,
         executorForRound: () =>
@@ -262,6 +262,12 @@ export class AgentRuntime {
         ...(adopt ? { adoptToolResults: adopt } : {}),
       }),
     );
+    // The parent's deadline may fire first and abort the child through the call's signal: the
+    // child then stopped on the shared time budget, not on a cancel.
+    const outcome =
+      ran.stopReason === 'interrupted' && scope.budget.durationExceeded()
+        ? { ...ran, stopReason: 'duration_limit_reached' as const }
+        : ran;
     const answer = outcome.stopReason === 'completed' ? finalAnswer(childContext) : '';
     const last = save(outcome.stopReason, outcome.toolCalls.length);
     this.pending.add(last);
