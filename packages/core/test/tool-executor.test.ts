@@ -89,7 +89,14 @@ describe('ToolExecutor parallel calls (AGENT-3)', () => {
         return callId;
       },
     };
-    return { tool, log, peak: () => peak, release: () => waiting.splice(0).forEach((r) => r()) };
+    return {
+      tool,
+      log,
+      peak: () => peak,
+      release: () => {
+        for (const r of waiting.splice(0)) r();
+      },
+    };
   };
   const settle = () => new Promise((r) => setImmediate(r));
 
