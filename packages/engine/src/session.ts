@@ -836,6 +836,24 @@ export class Session {
       },
       prepareMessages: (messages) => this.prepareMessages(messages),
       adoptToolResults: (results) => this.adoptToolResults(results),
+      imageParts: async (numbers) => {
+        const parts: ToolResultContent[] = [];
+        for (const number of numbers) {
+          const image = await this.attachments.registry.get(number);
+          if (image?.uri) parts.push({ type: 'image', mime: image.mime, uri: image.uri });
+          else if (image?.hash) {
+            const read = await this.attachments.readImage(image.hash);
+            if (read.ok)
+              parts.push({
+                type: 'image',
+                mime: read.mime,
+                data: read.bytes.toString('base64'),
+                ...(image.name ? { name: image.name } : {}),
+              });
+          }
+        }
+        return parts;
+      },
     };
   }
 

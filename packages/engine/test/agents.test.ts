@@ -15,6 +15,7 @@ import {
   SessionFiles,
 } from '../src/index.js';
 import { type Rig, startRig, task, textOf, toolNames, toolResultText, until, type WireBody } from './agents-helpers.js';
+import { makeImage } from './images-fixtures.js';
 
 let rig: Rig | undefined;
 afterEach(async () => {
@@ -83,6 +84,36 @@ describe('AGENT-1 the task tool runs a child on a fresh context and returns its 
     expect(toolResultText(parent, 't1')).toBe('The word is swordfish.');
     // The file content reached the parent only through the child's answer.
     expect(JSON.stringify(parent)).not.toContain('secret: swordfish');
+  });
+
+  it('AGENT-1 a child returns the images it chose: ones its tools showed it and its answer names', async () => {
+    const prompt = 'Look at shot.png and hand it back.';
+    rig = await startRig(
+      {
+        parent: [{ toolCalls: [task('t1', prompt)] }, { text: 'I see it too.' }],
+        children: {
+          [prompt]: [
+            { toolCalls: [{ id: 'v1', name: 'view_image', arguments: { path: 'shot.png' } }] },
+            // [Image #9] was never shown to the child: naming it returns nothing.
+            { text: 'Here it is: [Image #1]. Not this one: [Image #9].' },
+          ],
+        },
+      },
+      { models: { 'fake-model': { contextWindow: 128000, maxTokens: 4096, imageInput: true } } },
+    );
+    writeFileSync(join(rig.workspace, 'shot.png'), await makeImage('png', 32, 24));
+    rig.controller.submit('show me');
+    await until(() => finished(rig?.events ?? []) !== undefined);
+    const parent = rig.parentBodies()[1] as WireBody;
+    const result = parent.messages.find((m) => m.role === 'tool' && m.tool_call_id === 't1');
+    const parts = result?.content as Array<{ type: string; text?: string; image_url?: { url: string } }>;
+    // The answer, then the image as the session's next attachment (its marker, then the typed image).
+    expect(parts.map((p) => p.type)).toEqual(['text', 'text', 'image_url']);
+    expect(parts[1]?.text).toMatch(/\[Image #2\]$/);
+    expect(parts[2]?.image_url?.url).toMatch(/^data:image\/png;base64,/);
+    // The parent got one image (the one the child saw and named), as a typed image, and the answer text.
+    expect(JSON.stringify(parent)).toContain('Here it is: [Image #1]');
+    expect((JSON.stringify(parent).match(/data:image\/png;base64,/g) ?? []).length).toBe(1);
   });
 
   it('AGENT-1 in Plan the child is read-only: no edit, write or bash, whatever its profile', async () => {

@@ -26,6 +26,8 @@ import {
   type ToolExceptionMapper,
   ToolExecutor,
   type ToolInvocationPolicy,
+  type ToolOutput,
+  type ToolResultContent,
   type ToolResultPart,
   type Usage,
   userMessage,
@@ -37,6 +39,7 @@ import type { RetryPolicy } from '../retry-policy.js';
 import { newSessionId } from '../session-store.js';
 import { ToolFailure } from '../tools/builtin/failure.js';
 import { runTurn } from '../turn.js';
+import { taggedMarkerNumbers } from '../images/markers.js';
 import { type ChildLink, listChildren, saveChild } from './child-store.js';
 import { childPath, currentAgentPath, runAsAgent } from './lineage.js';
 import { type AgentProfile, discoverProfiles, GENERAL_PROMPT, READ_ONLY_AGENT_TOOLS } from './profiles.js';
@@ -69,6 +72,8 @@ export interface AgentHost {
   /** IMG-1 / IMG-18 for the child's rounds, as for the parent's. */
   prepareMessages?(messages: ChatMessage[]): Promise<ChatMessage[]>;
   adoptToolResults?(results: ToolResultPart[]): Promise<ToolResultPart[]>;
+  /** The image parts of session images by number (unavailable ones left out). */
+  imageParts?(numbers: readonly number[]): Promise<ToolResultContent[]>;
 }
 
 /** The parent turn a `task` call runs in. */
@@ -155,7 +160,7 @@ export class AgentRuntime {
     profiles: ReadonlyMap<string, AgentProfile>,
     scope: TurnScope,
     context: ToolContext,
-  ): Promise<string> {
+  ): Promise<ToolOutput> {
     const profile = profiles.get(input.subagent_type);
     if (!profile) {
       throw new ToolFailure(
@@ -282,7 +287,13 @@ export class AgentRuntime {
       modelCalls,
       toolCalls: outcome.toolCalls.length,
     });
-    if (outcome.stopReason === 'completed') return answer === '' ? `Agent ${path} finished without an answer.` : answer;
+    if (outcome.stopReason === 'completed') {
+      if (answer === '') return `Agent ${path} finished without an answer.`;
+      // Images the child chose: ones it saw in its own tool results and names in its answer.
+      const chosen = chosenImages(answer, childContext);
+      const images = chosen.length > 0 && this.host.imageParts ? await this.host.imageParts(chosen) : [];
+      return images.length === 0 ? answer : [{ type: 'text', text: answer }, ...images];
+    }
     throw new ToolFailure(stopText(path, outcome.stopReason, outcome.error?.message, outcome.text));
   }
 
@@ -350,6 +361,20 @@ export function childTools(
     tools: tools.filter((t) => wanted.has(t.name)),
     missing: [...wanted].filter((name) => !available.has(name) && !NOT_FOR_CHILDREN.has(name) && !profile.readOnly),
   };
+}
+
+/** `[Image #N]` in the answer for images that reached the child through its own tool results. */
+function chosenImages(answer: string, context: readonly ChatMessage[]): number[] {
+  const seen = new Set<number>();
+  for (const message of context) {
+    if (message.role !== 'tool') continue;
+    for (const part of message.content) {
+      if (part.type !== 'tool-result') continue;
+      for (const c of part.content) if (c.type === 'text') for (const n of taggedMarkerNumbers(c.text)) seen.add(n);
+    }
+  }
+  const named = [...answer.matchAll(/\[Image #([1-9][0-9]*)\]/g)].map((m) => Number(m[1]));
+  return [...new Set(named)].filter((n) => seen.has(n));
 }
 
 /** The child's last assistant text (the answer of its final round). */
