@@ -129,6 +129,35 @@ export const MUTATIONS = [
     replace: '        if (estimateTokens(messages) > limit * 100)\n          throw new Error',
     test: ['packages/engine/test/side-question.test.ts', '-t', 'does not fit'],
   },
+  {
+    id: 'AGENT-3',
+    file: 'packages/engine/src/agents/runtime.ts',
+    find: '        budget: scope.budget,',
+    replace: '        budget: new (scope.budget.constructor)(scope.budget.limits),',
+    test: ['packages/engine/test/agents.test.ts', '-t', 'shared model-call budget'],
+  },
+  {
+    id: 'AGENT-3-PARALLEL',
+    file: 'packages/engine/src/session.ts',
+    find: '          ...(this.agents ? { parallelLimit: this.agents.maxParallel } : {}),',
+    replace: '          ...(this.agents ? { parallelLimit: 1 } : {}),',
+    test: ['packages/engine/test/agents.test.ts', '-t', 'runs both children at once'],
+  },
+  {
+    id: 'AGENT-1',
+    file: 'packages/engine/src/agents/runtime.ts',
+    find: '    const childContext: ChatMessage[] = [system, task];',
+    replace: "    const childContext: ChatMessage[] = [system, userMessage(scope.tools.map((t) => t.name).join(', ')), task];",
+    test: ['packages/engine/test/agents.test.ts', '-t', 'carries only its profile prompt'],
+  },
+  {
+    id: 'CORE-6',
+    file: 'packages/engine/src/session.ts',
+    find: '        await markChildrenInterrupted(this.options.home, this.state.id, new Set(danglingTasks.map((c) => c.id)));',
+    replace: '        void markChildrenInterrupted;',
+    build: true,
+    test: ['packages/cli/test/run-agents.test.ts', '-t', 'never runs twice'],
+  },
 ];
 
 function run(command, args) {

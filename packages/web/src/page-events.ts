@@ -28,6 +28,8 @@ export function toPageEvent(event: ControllerEvent): PageEvent {
     // AGENT-4: a child's events keep their path and get the same treatment as the parent's.
     case 'agent-event':
       return { type: 'agent-event', agent: event.agent, event: toPageEvent(event.event) };
+    case 'agent-finished':
+      return { ...event, answer: capText(event.answer) };
     case 'tool-output':
       return { type: 'tool-output', callId: event.callId, chunk: capText(event.chunk) };
     case 'turn-finished': {
