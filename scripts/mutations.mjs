@@ -137,7 +137,7 @@ export const MUTATIONS = [
     test: ['packages/engine/test/agents.test.ts', '-t', 'shared model-call budget'],
   },
   {
-    id: 'AGENT-3-PARALLEL',
+    id: 'AGENT-3-PAR',
     file: 'packages/engine/src/session.ts',
     find: '          ...(this.agents ? { parallelLimit: this.agents.maxParallel } : {}),',
     replace: '          ...(this.agents ? { parallelLimit: 1 } : {}),',
