@@ -252,7 +252,16 @@ export class SessionController {
   private resumePending = false;
   private userHome: string | undefined;
 
-  private async askApproval(request: ApprovalRequest): Promise<ApprovalReply> {
+  /** AGENT-3: parallel children may ask at once; the operator gets one card at a time, in order. */
+  private approvalQueue: Promise<unknown> = Promise.resolve();
+
+  private askApproval(request: ApprovalRequest): Promise<ApprovalReply> {
+    const turn = this.approvalQueue.then(() => (request.signal.aborted ? ('deny' as const) : this.askApprovalNow(request)));
+    this.approvalQueue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async askApprovalNow(request: ApprovalRequest): Promise<ApprovalReply> {
     const { card, choices, signal, call } = request;
     // Saved before asking, so a crash here asks again at resume.
     await this.active.markApprovalPending(call.id, true).catch(() => undefined);

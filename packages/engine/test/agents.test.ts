@@ -356,6 +356,42 @@ describe('AGENT-4 lineage, approvals, cancel and kept transcripts', () => {
     expect(finished(rig.events)).toMatchObject({ stopReason: 'completed', denied: true });
   });
 
+  it('AGENT-4 AGENT-3 parallel children asking at once get one approval card at a time, each labelled', async () => {
+    const write = (id: string, path: string) => ({ toolCalls: [{ id, name: 'write', arguments: { path, contents: path } }] });
+    const shown: number[] = [];
+    const asked: string[] = [];
+    let calls = 0;
+    rig = await startRig(
+      {
+        parent: [{ toolCalls: [task('a', 'Job A'), task('b', 'Job B')] }, { text: 'both asked' }],
+        children: { 'Job A': [write('wa', 'a.txt'), { text: 'A done' }], 'Job B': [write('wb', 'b.txt'), { text: 'B done' }] },
+      },
+      {
+        approve: (e) => {
+          shown.push(rig?.controller.pendingApprovals.length ?? -1);
+          asked.push(e.prompt.agent);
+          // Answered only once both children have made their write call and had time to ask.
+          const answer = async () => {
+            await until(() => calls === 2);
+            await new Promise((r) => setTimeout(r, 100));
+            rig?.controller.answerApproval(e.prompt.id, 'once');
+          };
+          void answer();
+          return undefined;
+        },
+      },
+    );
+    rig.controller.on((e) => {
+      if (e.type === 'agent-event' && e.event.type === 'tool-calls') calls++;
+    });
+    rig.controller.submit('two writes');
+    await until(() => finished(rig?.events ?? []) !== undefined);
+    expect(shown).toEqual([1, 1]);
+    expect(asked.sort()).toEqual(['main/general#1', 'main/general#2']);
+    expect(readFileSync(join(rig.workspace, 'a.txt'), 'utf8')).toBe('a.txt');
+    expect(readFileSync(join(rig.workspace, 'b.txt'), 'utf8')).toBe('b.txt');
+  });
+
   it('AGENT-4 cancelling the parent mid-child cancels the child: both stop interrupted, nothing runs after', async () => {
     const prompt = 'Take forever.';
     rig = await startRig({
