@@ -236,7 +236,9 @@ function textPrinter(out: OutputStreams, showThinking: boolean): RunPrinter {
           write(`[${event.agent}] ${truncate(event.description, 120)}\n`);
           break;
         case 'agent-finished':
-          write(`(${event.agent}: ${event.stopReason}, ${event.modelCalls} model calls, ${event.toolCalls} tool calls)\n`);
+          write(
+            `(${event.agent}: ${event.stopReason}, ${plural(event.modelCalls, 'model call')}, ${plural(event.toolCalls, 'tool call')})\n`,
+          );
           break;
         default:
           break;
@@ -275,4 +277,8 @@ export function resultPreview(text: string): { shown: string[]; hidden: number }
 
 function truncate(value: string, max: number): string {
   return value.length <= max ? value : `${value.slice(0, max)}…`;
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

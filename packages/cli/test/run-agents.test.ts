@@ -97,6 +97,20 @@ describe('AGENT-4 crystal run shows children', () => {
   });
 });
 
+describe('AGENT-4 crystal run text mode', () => {
+  it('AGENT-4 text mode names each child when it starts and when it stops; its own text stays out of stdout', async () => {
+    fake = await startFake([{ toolCalls: [taskCall] }, { text: 'parent done' }], [{ text: 'CHILD TEXT' }]);
+    home = tempHome(fakeConfig(fake.baseUri));
+    const result = await runCrystal(['run', 'go'], { home: home.path });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('[main/general#1] look around\n');
+    expect(result.stdout).toContain('(main/general#1: completed, 1 model call, 0 tool calls)\n');
+    expect(result.stdout).toContain('parent done');
+    // The child's answer reaches stdout only as the task call's result line, never as the parent's text.
+    expect(result.stdout.split('\n').filter((l) => l.includes('CHILD TEXT'))).toEqual(['  CHILD TEXT']);
+  });
+});
+
 describe('CORE-6 AGENT-4 kill -9 mid-child, then resume', () => {
   it('CORE-6 AGENT-4 the dangling task call is closed as interrupted and the child never runs twice', async () => {
     // The child's request stalls: the process is killed while the child runs.
