@@ -3,10 +3,11 @@
  * shows as its own card with its own progress row; its approval is labelled with its path;
  * Ctrl+O expands the card to where its transcript is kept.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Scenario, scenario } from './pty-harness.js';
+import { runCrystal } from '@crystal/testkit';
+import { PtySession, type Scenario, scenario } from './pty-harness.js';
 
 let current: Scenario | undefined;
 afterEach(async () => {
@@ -49,5 +50,34 @@ describe('AGENT-4 child agents in the terminal', () => {
     const expanded = await session.waitFor(/Transcript: .*children/);
     // The card wraps the line: join its rows back.
     expect(expanded.replace(/\n\s*│ /g, ' ')).toMatch(/crystal export \S+ --agent main\/general#1/);
+  });
+
+  it('AGENT-4 a resumed session shows the child card again, rebuilt from its saved transcript', async () => {
+    current = await scenario({
+      replies: [
+        { toolCalls: [{ id: 't1', name: 'task', arguments: { description: 'list it', prompt: 'List the files.' } }] },
+        { toolCalls: [{ id: 'c1', name: 'list', arguments: { path: '.' } }] },
+        { text: 'CHILD SAYS two files.' },
+        { text: 'The parent is done.' },
+      ],
+    });
+    current.session.kill();
+    await current.session.exited;
+    const first = await runCrystal(['run', 'delegate'], { home: current.home.path, cwd: current.workspace });
+    expect(first.code).toBe(0);
+    const id = readdirSync(join(current.home.path, 'sessions'))
+      .find((f) => f.endsWith('.json'))
+      ?.replace(/\.json$/, '');
+    const resumed = PtySession.start({ home: current.home.path, cwd: current.workspace, args: ['-r', id as string] });
+    try {
+      const screen = await resumed.waitFor('The parent is done.');
+      expect(screen).toMatch(/● Agent main\/general#1 list it/);
+      expect(screen).toMatch(/│ ● List \./);
+      expect(screen).toMatch(/│ Done · 2 model calls · 1 tool call/);
+      expect(screen).toContain('CHILD SAYS two files.');
+    } finally {
+      resumed.kill();
+      await resumed.exited;
+    }
   });
 });

@@ -4,7 +4,7 @@
  * closes it with the answer. Nothing of a child reaches the main transcript's text.
  */
 import { join } from 'node:path';
-import type { ControllerEvent } from '@crystal/engine';
+import { type ChildSummary, type ControllerEvent, listChildren, loadChild } from '@crystal/engine';
 import { AgentEntry, type TerminalApp } from '@crystal/tui';
 import { toolCard } from './tool-summary.js';
 
@@ -52,6 +52,47 @@ export class AgentCards {
       default:
         return false;
     }
+  }
+
+  private saved: { sessionId: string; byCall: Map<string, ChildSummary> } | undefined;
+
+  /** Resume: the card of the child that answered the `task` call `callId`, rebuilt from its saved transcript. */
+  replayCard(callId: string): AgentEntry | undefined {
+    const parent = this.sessionId();
+    if (this.saved?.sessionId !== parent)
+      this.saved = { sessionId: parent, byCall: new Map(listChildren(this.home, parent).map((c) => [c.callId, c])) };
+    const child = this.saved.byCall.get(callId);
+    if (!child) return undefined;
+    let record: ReturnType<typeof loadChild>['record'];
+    try {
+      record = loadChild(this.home, parent, child.id).record;
+    } catch {
+      return undefined;
+    }
+    const card = new AgentEntry({
+      path: child.path,
+      profile: child.profile,
+      description: child.description,
+      model: `${record.provider}/${record.model}`,
+      transcript: `${join(this.home, 'sessions', 'children', parent, `${child.id}.json`)} · crystal export ${parent} --agent ${child.path}`,
+    });
+    let answer = '';
+    for (const message of record.archive) {
+      for (const part of message.content) {
+        if (part.type === 'tool-call') {
+          const data = toolCard(part);
+          card.addStep(part.id, data.name, data.summary);
+        } else if (part.type === 'tool-result') card.finishStep(part.callId, part.isError ? 'failed' : 'done');
+      }
+      if (message.role === 'assistant') {
+        const text = message.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+        if (text.trim() !== '') answer = text;
+      }
+    }
+    // A child a crash cut off reads as interrupted (resume closes its call that way).
+    const state = child.state === 'running' ? 'interrupted' : child.state;
+    card.finish(state, state === 'completed' ? answer : '', record.modelCalls, record.toolCalls);
+    return card;
   }
 
   /** The operator denied a child's call: its step shows it. */

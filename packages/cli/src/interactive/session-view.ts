@@ -381,6 +381,9 @@ export class SessionView {
             card.setStatus('done');
             cards.set(part.id, card);
             entries.push(card);
+            // AGENT-4: the child that answered a task call gets its card back from its transcript.
+            const child = part.name === 'task' ? this.agents.replayCard(part.id) : undefined;
+            if (child) entries.push(child);
           }
         }
       } else if (message.role === 'tool') {
