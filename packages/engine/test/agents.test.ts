@@ -11,6 +11,7 @@ import {
   INTERRUPTED_CALL_TEXT,
   listChildren,
   loadChild,
+  parseConfigText,
   SessionController,
   SessionFiles,
 } from '../src/index.js';
@@ -533,5 +534,27 @@ describe('AGENT-1..4 against hostile input', () => {
     expect(notes).toHaveLength(1);
     expect(notes[0]).toMatchObject({ text: expect.stringMatching(/^The transcript of main\/general#1 was not saved: /) });
     expect(finished(rig.events)).toMatchObject({ stopReason: 'completed' });
+  });
+});
+
+describe('AGENT-1 AGENT-3 configuration', () => {
+  it('AGENT-1 agents.enabled false removes the task tool', async () => {
+    rig = await startRig({ parent: [{ text: 'no agents here' }], children: {} }, { config: { agents: { enabled: false } } });
+    rig.controller.submit('hi');
+    await until(() => finished(rig?.events ?? []) !== undefined);
+    expect(toolNames(rig.parentBodies()[0] as WireBody)).not.toContain('task');
+    expect(toolNames(rig.parentBodies()[0] as WireBody)).toContain('read');
+  });
+
+  it('AGENT-3 a bad agents entry is refused with the key and the fix', () => {
+    expect(() => parseConfigText('{ "agents": { "maxParallel": 0 } }', '/x/config.json')).toThrow(/agents\.maxParallel/);
+    expect(() => parseConfigText('{ "agents": { "explore": { "model": "" } } }', '/x/config.json')).toThrow(
+      /agents\.explore\.model/,
+    );
+    expect(
+      parseConfigText('{ "agents": { "maxParallel": 2, "explore": { "model": "fake/m" } } }', '/x/config.json'),
+    ).toMatchObject({
+      agents: { maxParallel: 2, explore: { model: 'fake/m' } },
+    });
   });
 });
