@@ -3,7 +3,8 @@
  * tools and approval policy, and the fake provider over HTTP scripting parent and children.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -556,5 +557,33 @@ describe('AGENT-1 AGENT-3 configuration', () => {
     ).toMatchObject({
       agents: { maxParallel: 2, explore: { model: 'fake/m' } },
     });
+  });
+});
+
+describe('AGENT-1 a child edit is checkpointed with the parent turn', () => {
+  it('AGENT-1 CKPT-1 /undo restores a file a child changed (the task batch is walked before and after)', async () => {
+    const prompt = 'Change a.txt.';
+    rig = await startRig(
+      {
+        parent: [{ toolCalls: [task('t1', prompt)] }, { text: 'changed' }],
+        children: {
+          [prompt]: [
+            { toolCalls: [{ id: 'c1', name: 'write', arguments: { path: 'a.txt', contents: 'child\n' } }] },
+            { text: 'done' },
+          ],
+        },
+      },
+      { workspace: mkdtempSync(join(tmpdir(), 'crystal-agents-ws-')) },
+    );
+    writeFileSync(join(rig.workspace, 'a.txt'), 'before\n');
+    rig.controller.submit('change it');
+    await until(() => finished(rig?.events ?? []) !== undefined);
+    await rig.controller.whenIdle();
+    expect(readFileSync(join(rig.workspace, 'a.txt'), 'utf8')).toBe('child\n');
+    const outputs = () => (rig?.events ?? []).filter((e) => e.type === 'command-output');
+    rig.controller.submit('/undo');
+    await until(() => outputs().length > 0);
+    expect(JSON.stringify(outputs().at(-1))).toContain('restored 1 file (a.txt)');
+    expect(readFileSync(join(rig.workspace, 'a.txt'), 'utf8')).toBe('before\n');
   });
 });
