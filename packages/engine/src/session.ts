@@ -64,7 +64,7 @@ import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
 import { Checkpoints, checkpointLimitsOf } from './checkpoints/index.js';
 import { admitUserText } from './message-admission.js';
-import { type AgentHost, AgentRuntime, markChildrenInterrupted, TASK_TOOL } from './agents/index.js';
+import { type AgentHost, AgentRuntime, envBlockOf, imagePartsOf, markChildrenInterrupted, TASK_TOOL } from './agents/index.js';
 
 export interface SessionOptions {
   readonly home: string;
@@ -829,31 +829,10 @@ export class Session {
         return (await buildClient(this.options, provider, model, env)).client;
       },
       thinking: () => this.thinking,
-      envBlock: () => {
-        const system = this.state.context[0]?.role === 'system' ? this.state.context[0] : undefined;
-        const text = system?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';
-        return /<env>[\s\S]*?<\/env>/.exec(text)?.[0] ?? '';
-      },
+      envBlock: () => envBlockOf(this.state.context[0]),
       prepareMessages: (messages) => this.prepareMessages(messages),
       adoptToolResults: (results) => this.adoptToolResults(results),
-      imageParts: async (numbers) => {
-        const parts: ToolResultContent[] = [];
-        for (const number of numbers) {
-          const image = await this.attachments.registry.get(number);
-          if (image?.uri) parts.push({ type: 'image', mime: image.mime, uri: image.uri });
-          else if (image?.hash) {
-            const read = await this.attachments.readImage(image.hash);
-            if (read.ok)
-              parts.push({
-                type: 'image',
-                mime: read.mime,
-                data: read.bytes.toString('base64'),
-                ...(image.name ? { name: image.name } : {}),
-              });
-          }
-        }
-        return parts;
-      },
+      imageParts: (numbers) => imagePartsOf(this.attachments, numbers),
     };
   }
 

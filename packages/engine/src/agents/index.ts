@@ -4,3 +4,4 @@ export * from './events.js';
 export * from './lineage.js';
 export * from './profiles.js';
 export * from './runtime.js';
+export * from './images.js';
