@@ -194,7 +194,7 @@ export class AgentEntry implements TranscriptEntry {
     const shown = this.open ? steps : steps.slice(-AGENT_STEPS_COLLAPSED);
     if (steps.length > shown.length)
       rows.push(
-        ...wrapSpans([{ text: `… ${steps.length - shown.length} earlier steps`, style: theme.muted }], {
+        ...wrapSpans([{ text: `… ${plural(steps.length - shown.length, 'earlier step')}`, style: theme.muted }], {
           width,
           firstPrefix: [pad],
         }),
