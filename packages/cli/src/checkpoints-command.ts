@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import {
   collectGarbage,
   describe,
+  describeRedo,
   loadConfig,
   readLog,
   resolveHome,
@@ -82,6 +83,21 @@ export async function checkpointsCommand(argv: readonly string[]): Promise<numbe
             : {},
         ),
       })),
+      // Rewinds and undos as applied (what --redo takes back, newest not redone first).
+      rewinds: log.records.flatMap((r) =>
+        r.kind === 'rewind'
+          ? [
+              {
+                seq: r.seq,
+                turn: r.turn,
+                at: r.at,
+                files: r.changes.map((c) => c.path),
+                chat: r.chat !== undefined,
+                redone: r.redone === true,
+              },
+            ]
+          : [],
+      ),
     };
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
@@ -117,13 +133,17 @@ export async function rewindCommand(argv: readonly string[]): Promise<number> {
     code: { type: 'boolean' },
     chat: { type: 'boolean' },
     force: { type: 'boolean' },
+    redo: { type: 'boolean' },
     json: { type: 'boolean' },
     home: { type: 'string' },
   });
   const id = positionals[0];
   const to = Number(values.to);
-  if (!id || values.to === undefined || !Number.isInteger(to) || to < 1)
-    throw new UsageError('Usage: crystal rewind ID --to N [--code] [--chat] [--force] (N: 1 is the first user message).');
+  const usage =
+    'Usage: crystal rewind ID --to N [--code] [--chat] [--force] (N: 1 is the first user message), or crystal rewind ID --redo [--force].';
+  if (values.redo && (values.to !== undefined || values.code || values.chat))
+    throw new UsageError(`--redo takes back the last rewind; it takes no --to, --code or --chat. ${usage}`);
+  if (!id || (!values.redo && (values.to === undefined || !Number.isInteger(to) || to < 1))) throw new UsageError(usage);
   const home = resolveHome(values.home as string | undefined);
   const log = await readLogOrFail(home, id);
   const both = !values.code && !values.chat;
@@ -141,10 +161,13 @@ export async function rewindCommand(argv: readonly string[]): Promise<number> {
   });
   const checkpoints = session.checkpoints;
   if (!checkpoints) throw new UsageError('Checkpoints are off (checkpoints.enabled is false in config.json).');
+  if (values.redo) return redoHeadless(session, checkpoints, id, values.force === true, values.json === true);
   let result: Awaited<ReturnType<typeof checkpoints.rewind>>;
   try {
-    result = await checkpoints.rewind({ to, code, chat, force: values.force === true }, (context, n) =>
-      session.rewindConversation(context, n),
+    result = await checkpoints.rewind(
+      { to, code, chat, force: values.force === true },
+      (context, n) => session.rewindConversation(context, n),
+      () => session.conversationNow(),
     );
   } catch (error) {
     throw new UsageError((error as Error).message);
@@ -164,5 +187,35 @@ export async function rewindCommand(argv: readonly string[]): Promise<number> {
   }
   if (!values.json && output.kind === 'text')
     process.stdout.write(`${output.text.replace('; the message is back in the composer', '')}\n`);
+  return 0;
+}
+
+/** `crystal rewind ID --redo [--force]`: takes back the last rewind or undo of the session. */
+async function redoHeadless(
+  session: Session,
+  checkpoints: NonNullable<Session['checkpoints']>,
+  id: string,
+  force: boolean,
+  json: boolean,
+): Promise<number> {
+  let result: Awaited<ReturnType<typeof checkpoints.redo>>;
+  try {
+    result = await checkpoints.redo({ force }, (context, n) => session.rewindConversation(context, n));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  } finally {
+    session.release();
+  }
+  if (typeof result === 'string') {
+    process.stderr.write(`crystal: ${result}\n`);
+    return 1;
+  }
+  if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  const output = describeRedo(result, `crystal rewind ${id} --redo --force`);
+  if (output.kind === 'error') {
+    process.stderr.write(`crystal: ${output.text}\n`);
+    return 1;
+  }
+  if (!json && output.kind === 'text') process.stdout.write(`${output.text}\n`);
   return 0;
 }

@@ -38,6 +38,7 @@ Usage:
   crystal demo [--run]           an offline demo against a scripted fake provider, no key needed
   crystal checkpoints ID|gc      list a session's checkpoints (--json), or free old ones
   crystal rewind ID --to N       restore files and conversation to before message N (--code, --chat, --force)
+  crystal rewind ID --redo       take back the last rewind or undo (--force)
   crystal --version              print the version
   crystal --help                 print this help
 

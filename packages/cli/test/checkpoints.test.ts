@@ -155,10 +155,10 @@ describe('checkpoints and rewind', () => {
     // Stored in Home, owner-only, nothing in the workspace.
     const store = join(home, 'checkpoints');
     expect(statSync(store).mode & 0o777).toBe(0o700);
-    const chunkDir = join(store, 'chunks');
-    const sub = readdirSync(chunkDir)[0] as string;
-    expect(statSync(join(chunkDir, sub)).mode & 0o777).toBe(0o700);
-    expect(statSync(join(chunkDir, sub, readdirSync(join(chunkDir, sub))[0] as string)).mode & 0o777).toBe(0o600);
+    const packDir = join(store, 'packs');
+    expect(statSync(packDir).mode & 0o777).toBe(0o700);
+    expect(readdirSync(packDir).length).toBeGreaterThan(0);
+    for (const name of readdirSync(packDir)) expect(statSync(join(packDir, name)).mode & 0o777).toBe(0o600);
     expect(readdirSync(ws).sort()).toEqual(['.git', 'a.txt', 'b.txt', 'c.txt', 'd.txt', 'sub']);
   });
 
@@ -182,6 +182,13 @@ describe('checkpoints and rewind', () => {
     const hash = createHash('sha256').update(big).digest('hex');
     expect(existsSync(join(home, 'checkpoints', 'chunks', hash.slice(0, 2), hash))).toBe(false);
     expect(existsSync(join(home, 'checkpoints', 'files', hash.slice(0, 2), `${hash}.json`))).toBe(false);
+    const packDir = join(home, 'checkpoints', 'packs');
+    const keys = readdirSync(packDir)
+      .filter((n) => n.endsWith('.idx'))
+      .flatMap((n) => (JSON.parse(readFileSync(join(packDir, n), 'utf8')) as Array<[string]>).map(([key]) => key));
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys).not.toContain(`c${hash}`);
+    expect(keys).not.toContain(`m${hash}`);
   });
 
   it('CKPT-4 a file changed since the checkpoint is not overwritten: rewind refuses and lists it; --force overwrites', async () => {
@@ -262,6 +269,38 @@ describe('checkpoints and rewind', () => {
     expect(bad.stderr).toContain('Usage: crystal rewind ID --to N');
   });
 
+  it('CKPT-5 CKPT-3 crystal rewind ID --redo takes back the last rewind (files and conversation); once more there is nothing to redo; --redo with --to is a usage error', async () => {
+    const ws = repo({ 'a.txt': 'a\n' });
+    const { home, fake } = await setup([bash('echo 1 > a.txt'), done, bash('echo 2 > a.txt'), done, { text: 'on we go' }]);
+    const before = gitFacts(ws);
+    const id = await turn(home, ws, 'message one');
+    await turn(home, ws, 'message two', id);
+    expect((await runCrystal(['rewind', id, '--to', '1'], { home })).code).toBe(0);
+    expect(read(ws, 'a.txt')).toBe('a\n');
+    const redo = await runCrystal(['rewind', id, '--redo'], { home });
+    expect(redo.stderr).toBe('');
+    expect(redo.stdout).toBe(
+      'Redone: took back the rewind to before message 1; restored 1 file (a.txt); the conversation is back as it was before the rewind.\n',
+    );
+    expect(redo.code).toBe(0);
+    expect(read(ws, 'a.txt')).toBe('2\n');
+    const listed = JSON.parse((await runCrystal(['checkpoints', id, '--json'], { home })).stdout);
+    expect(listed.rewinds).toMatchObject([{ turn: 1, files: ['a.txt'], chat: true, redone: true }]);
+    const again = await runCrystal(['rewind', id, '--redo'], { home });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('crystal: Nothing to redo: no rewind or undo of this session is left to take back.\n');
+    const bad = await runCrystal(['rewind', id, '--redo', '--to', '1'], { home });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--redo takes back the last rewind; it takes no --to, --code or --chat.');
+    await turn(home, ws, 'message three', id);
+    const users = (fake.requests.at(-1)?.body as { messages: Array<{ role: string; content: string }> }).messages
+      .filter((m) => m.role === 'user')
+      .map((m) => m.content);
+    expect(users).toEqual(['message one', 'message two', 'message three']);
+    expect(gitFacts(ws).refs).toBe(before.refs);
+    expect(gitFacts(ws).index).toBe(before.index);
+  });
+
   it('CKPT-6 a restore killed with -9 leaves every file whole (old or new) and re-running rewind finishes it', async () => {
     const names = Array.from({ length: 200 }, (_, i) => `f${String(i).padStart(3, '0')}.txt`);
     const original = (i: number) => `original ${i}\n`.repeat(2000);
@@ -297,5 +336,48 @@ describe('checkpoints and rewind', () => {
     for (const [i, n] of names.entries()) expect(read(ws, n)).toBe(original(i));
     expect(readdirSync(ws).filter((n) => n.includes('crystal-restore'))).toEqual([]);
     expect(existsSync(join(home, 'checkpoints', 'journal', `${id}.json`))).toBe(false);
+  });
+
+  it('CKPT-6 CKPT-3 a redo killed with -9 leaves every file whole (old or new) and running --redo again finishes it', async () => {
+    const names = Array.from({ length: 150 }, (_, i) => `f${String(i).padStart(3, '0')}.txt`);
+    const original = (i: number) => `original ${i}\n`.repeat(2000);
+    const changed = (i: number) => original(i).replaceAll('original', 'changed');
+    const ws = repo(Object.fromEntries(names.map((n, i) => [n, original(i)])));
+    const { home } = await setup([bash("sed -i 's/original/changed/' f*.txt"), done]);
+    const id = await turn(home, ws, 'change them all');
+    expect((await runCrystal(['rewind', id, '--to', '1', '--code'], { home })).code).toBe(0);
+    for (const [i, n] of names.entries()) expect(read(ws, n)).toBe(original(i));
+    const child = spawn(process.execPath, [crystalBin, 'rewind', id, '--redo'], {
+      env: { PATH: process.env.PATH ?? '', HOME: home, CRYSTAL_HOME: home, CRYSTAL_CHECKPOINT_TEST_HANG_AFTER: '40' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    await new Promise<void>((resolve) => {
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (err.includes('restore paused')) resolve();
+      });
+    });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.on('close', resolve));
+    let redone = 0;
+    for (const [i, n] of names.entries()) {
+      const body = read(ws, n);
+      expect([original(i), changed(i)]).toContain(body);
+      if (body === changed(i)) redone++;
+    }
+    expect(redone).toBe(40);
+    const again = await runCrystal(['rewind', id, '--redo'], { home });
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(
+      'Redone: an interrupted redo of the rewind to before message 1 was finished; restored 150 files',
+    );
+    for (const [i, n] of names.entries()) expect(read(ws, n)).toBe(changed(i));
+    expect(readdirSync(ws).filter((n) => n.includes('crystal-restore'))).toEqual([]);
+    // Taken back once: a third --redo has nothing left.
+    const third = await runCrystal(['rewind', id, '--redo'], { home });
+    expect(third.code).toBe(1);
+    expect(third.stderr).toContain('Nothing to redo');
   });
 });

@@ -46,8 +46,12 @@ describe('keys a Claude Code or Codex user expects', () => {
     expect(closed).toContain('Work › /he');
   });
 
-  it('TUIX-1 Esc Esc on an empty composer opens the earlier messages; the pick is put back to edit and resend', async () => {
-    current = await scenario({ replies: [{ text: 'First answer.' }, { text: 'Second answer.' }, { text: 'Edited answer.' }] });
+  it('TUIX-1 Esc Esc on an empty composer with checkpoints off opens the earlier messages; the pick is put back to edit and resend', async () => {
+    // With checkpoints on, Esc Esc opens the rewind picker instead (interactive-rewind.test.ts).
+    current = await scenario({
+      replies: [{ text: 'First answer.' }, { text: 'Second answer.' }, { text: 'Edited answer.' }],
+      config: { checkpoints: { enabled: false } },
+    });
     const { session, fake } = current;
     await session.waitFor('Type a message');
     await session.type('alpha question');

@@ -873,6 +873,7 @@ export class SessionController {
       }
       case 'rewind':
       case 'undo':
+      case 'redo':
         return checkpointCommand(this.active, command.spec.name, arg);
       case 'login':
         // The terminal asks for the key itself, off the composer; other surfaces cannot hide it.

@@ -156,6 +156,8 @@ export class Session {
   /** Releases the session's lock (REL-2); the session is not saved again after this. */
   release(): void {
     this.lock?.release();
+    // CKPT-1: a first capture still reading in the background stops and keeps what it read.
+    void this.checkpoints?.stop();
   }
 
   private lastSaveError: { readonly path: string; readonly message: string } | undefined;
@@ -311,6 +313,12 @@ export class Session {
    * CKPT-3: a conversation rewind: the model context goes back to `context` (saved before turn
    * `turn`), the next message is turn `turn` again; the archive keeps everything.
    */
+  /** The model context (after the live system prompt) and the turn count: what `/redo` puts back (CKPT-3). */
+  conversationNow(): { context: ChatMessage[]; userTurns: number } {
+    const start = this.state.context[0]?.role === 'system' ? 1 : 0;
+    return { context: this.state.context.slice(start), userTurns: this.state.userTurns };
+  }
+
   async rewindConversation(context: readonly ChatMessage[], turn: number): Promise<void> {
     if (this.busy)
       throw new UsageError('The conversation cannot be rewound while a turn is running; wait for it or cancel it first.');

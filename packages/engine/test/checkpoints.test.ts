@@ -29,33 +29,44 @@ function storedBytes(dir: string): number {
 }
 
 describe('checkpoint store', () => {
-  it('CKPT-2 content-defined chunks: an edit in the middle of a 1 MB file stores a small fraction; the same bytes store nothing; 0600 in 0700', async () => {
+  it('CKPT-2 content-defined chunks: an edit in the middle of a 1 MB file stores a small fraction; the same bytes store nothing; packs 0600 in 0700', async () => {
     const home = temp('crystal-ckpt-store-');
     const store = ChunkStore.forHome(home);
     const lines = Array.from({ length: 16_000 }, (_, i) => `line ${i} ${'y'.repeat(50)}`);
     const first = Buffer.from(lines.join('\n'));
     const h1 = await store.put(first);
     expect(h1).toBe(sha256(first));
+    await store.flush();
     const afterFirst = storedBytes(join(home, 'checkpoints'));
     lines.splice(8000, 0, 'an inserted line shifts everything after it');
     const second = Buffer.from(lines.join('\n'));
     await store.put(second);
+    await store.flush();
     const grown = storedBytes(join(home, 'checkpoints')) - afterFirst;
     expect(grown).toBeLessThan(second.length * 0.05);
     const again = storedBytes(join(home, 'checkpoints'));
-    await new ChunkStore(join(home, 'checkpoints')).put(second);
+    const other = new ChunkStore(join(home, 'checkpoints'));
+    await other.put(second);
+    await other.flush();
     expect(storedBytes(join(home, 'checkpoints'))).toBe(again);
+    expect(other.packsWritten).toBe(0);
     expect((await store.get(sha256(second))).equals(second)).toBe(true);
-    const chunks = join(home, 'checkpoints', 'chunks');
-    expect(statSync(chunks).mode & 0o777).toBe(0o700);
-    const sub = readdirSync(chunks)[0] as string;
-    expect(statSync(join(chunks, sub, readdirSync(join(chunks, sub))[0] as string)).mode & 0o777).toBe(0o600);
-    // A damaged chunk is reported, never returned.
-    const victim = join(chunks, sub, readdirSync(join(chunks, sub))[0] as string);
-    writeFileSync(victim, 'garbage');
+    expect((await new ChunkStore(join(home, 'checkpoints')).get(h1)).equals(first)).toBe(true);
+    const packs = join(home, 'checkpoints', 'packs');
+    expect(statSync(packs).mode & 0o777).toBe(0o700);
+    const names = readdirSync(packs).sort();
+    expect(names.filter((n) => n.endsWith('.pack'))).toHaveLength(2);
+    expect(names.filter((n) => n.endsWith('.idx'))).toHaveLength(2);
+    for (const name of names) expect(statSync(join(packs, name)).mode & 0o777).toBe(0o600);
+    // A damaged piece is reported, never returned.
+    for (const name of names.filter((n) => n.endsWith('.pack'))) {
+      const bytes = readFileSync(join(packs, name));
+      bytes.fill(0x41, 100, 400);
+      writeFileSync(join(packs, name), bytes);
+    }
     const fresh = new ChunkStore(join(home, 'checkpoints'));
     const results = await Promise.allSettled([fresh.get(h1), fresh.get(sha256(second))]);
-    expect(results.some((r) => r.status === 'rejected' && /damaged|missing/.test(String(r.reason)))).toBe(true);
+    expect(results.every((r) => r.status === 'rejected' && /damaged|missing/.test(String(r.reason)))).toBe(true);
   });
 
   it('CKPT-2 gc prunes the oldest turns past the session cap, frees unreferenced chunks and reports it; the newest turn still rewinds', async () => {
@@ -71,7 +82,7 @@ describe('checkpoint store', () => {
         return [];
       });
     }
-    await checkpoints.flush();
+    await checkpoints.settled();
     const report = await collectGarbage(home, { limits: { sessionCapBytes: 60_000 }, graceMs: 0 });
     expect(report.prunedTurns).toBeGreaterThan(0);
     expect(report.freedBytes).toBeGreaterThan(0);
@@ -190,6 +201,36 @@ describe('/rewind and /undo through the controller', () => {
       .map((m) => m.content);
     expect(users).toEqual(['first message', 'second, edited']);
     expect(ctl.session.history().some((m) => m.content.some((p) => p.type === 'text' && p.text === 'third message'))).toBe(true);
+  });
+});
+
+describe('hostile store', () => {
+  it('CKPT-2 a pack index naming huge, negative or malformed pieces is ignored: reads say missing, nothing is allocated or crashes', async () => {
+    const home = temp('crystal-ckpt-hostile-');
+    const store = ChunkStore.forHome(home);
+    const body = Buffer.from('a small file\n');
+    const hash = await store.put(body);
+    await store.flush();
+    const packs = join(home, 'checkpoints', 'packs');
+    const bogus = 'f'.repeat(64);
+    writeFileSync(join(packs, `${bogus}.pack`), 'x'.repeat(100));
+    writeFileSync(
+      join(packs, `${bogus}.idx`),
+      JSON.stringify([
+        [`c${'a'.repeat(64)}`, 0, 1e12],
+        [`c${'b'.repeat(64)}`, -5, 10],
+        ['../../etc/passwd', 0, 10],
+        'nonsense',
+        [`m${'c'.repeat(64)}`, 0, 10],
+      ]),
+    );
+    writeFileSync(join(packs, `${'e'.repeat(64)}.idx`), '{not json');
+    const fresh = new ChunkStore(join(home, 'checkpoints'));
+    expect((await fresh.get(hash)).equals(body)).toBe(true);
+    await expect(fresh.get('a'.repeat(64))).rejects.toThrow(/missing or damaged/);
+    await expect(fresh.get('b'.repeat(64))).rejects.toThrow(/missing or damaged/);
+    // The one well-formed row points at junk: it is reported damaged, never returned.
+    await expect(fresh.get('c'.repeat(64))).rejects.toThrow(/damaged|missing/);
   });
 });
 

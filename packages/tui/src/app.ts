@@ -443,6 +443,8 @@ export class TerminalApp {
       this.escArmed = true;
       return;
     }
+    // CKPT-3: the host opens the rewind picker (panels/rewind-picker.ts) when checkpoints are on.
+    if (this.intents.rewind?.()) return;
     this.openRewind();
   }
 

@@ -25,4 +25,12 @@ export { renderSidePanel } from './panels/side-panel.js';
 export { renderQueuePanel } from './panels/queue-panel.js';
 export { SlashPicker } from './panels/slash-picker.js';
 export { ListPicker, type ListPickerItem, type ListPickerOptions } from './panels/list-picker.js';
+export {
+  openRestoreChoice,
+  openRewindConflict,
+  openRewindPicker,
+  type RewindChoice,
+  type RewindConflictView,
+  type RewindPickerEntry,
+} from './panels/rewind-picker.js';
 export * from './agent-card.js';

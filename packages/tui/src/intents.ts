@@ -14,7 +14,9 @@ export interface Intents {
   ctrlC(composerEmpty: boolean): CtrlCResult;
   /** Esc (TUIX-1): interrupts a running turn, keeping the queue; false when there is nothing to stop. */
   interrupt?(): boolean;
-  /** The user messages of this conversation, oldest first (Esc Esc: edit and send again). */
+  /** Esc Esc (CKPT-3): the host opens the rewind picker; false when it has none (checkpoints off). */
+  rewind?(): boolean;
+  /** The user messages of this conversation, oldest first (Esc Esc without checkpoints: edit and send again). */
   userMessages?(): readonly string[];
   /** `@` + Tab (TUIX-5): workspace paths matching the query, best first. */
   completePath?(query: string): Promise<readonly string[]>;

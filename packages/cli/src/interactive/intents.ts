@@ -25,6 +25,8 @@ export interface IntentOptions {
   readonly notice?: (text: string) => void;
   /** Opens the picker a bare `/resume` or `/model` stands for; true when it did. */
   readonly pickers?: (text: string) => boolean;
+  /** Esc Esc: opens the rewind picker (CKPT-3); false when the session has no checkpoints. */
+  readonly rewind?: () => boolean;
 }
 
 export function controllerIntents(options: IntentOptions): Intents {
@@ -90,5 +92,6 @@ export function controllerIntents(options: IntentOptions): Intents {
     // IMG-7: the controller discards a deleted, unsent image at once when idle, at admission during a turn.
     imagesChanged: (numbers) => controller.composerImages(numbers),
     remember: options.remember,
+    rewind: options.rewind,
   };
 }

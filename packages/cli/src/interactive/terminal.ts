@@ -10,6 +10,7 @@ import { controllerIntents } from './intents.js';
 import { loginInTerminal } from './login.js';
 import { appendHistory, loadHistory } from './prompt-history.js';
 import { openSessionPicker, pickerFor } from './pickers.js';
+import { RewindView } from './rewind.js';
 import { SessionView } from './session-view.js';
 
 export interface TerminalOptions {
@@ -46,6 +47,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
       completePath: (query) => files.complete(query).catch(() => []),
       notice: (text) => app.notice(text, 'error'),
       pickers: (text) => pickerFor(text, controller, options.config, (picker) => app.openList(picker)),
+      rewind: () => rewind.open(),
     }),
     status: {
       mode: controller.mode,
@@ -61,6 +63,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     view: options.view ?? 'fullscreen',
   });
   const view = new SessionView(app, controller, options.config);
+  const rewind = new RewindView(app, controller);
   app.setStatus(view.status());
   app.setHistory(loadHistory(home, workspace));
   if (options.replay) view.replay(controller.session.history());
@@ -70,7 +73,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
   const unsubscribe = controller.on((event) => {
     if (event.type === 'mcp-changed') syncMcpPrompts(commands, controller.mcp?.manager?.prompts() ?? []);
     try {
-      view.onEvent(event);
+      if (!rewind.onEvent(event)) view.onEvent(event);
     } catch (error) {
       app.notice(`Display error on ${event.type}: ${(error as Error).message}`, 'error');
     }

@@ -18,7 +18,7 @@
  * file and its target: a restore killed with -9 leaves each file old or new, and re-running the
  * rewind finishes it.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs, lstatSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { ChatMessage, ParsedToolCall, ToolResultPart } from '@crystal/core';
@@ -29,6 +29,7 @@ import {
   type CheckpointLog,
   type CheckpointRecord,
   liveTurns,
+  type RewindRecord,
   readLog,
   type TurnRecord,
   turnRecord,
@@ -38,6 +39,7 @@ import { collectGarbage } from './gc.js';
 import { ChunkStore, sha256 } from './store.js';
 import {
   ABSENT,
+  captureFile,
   type Change,
   type CheckpointLimits,
   DEFAULT_CHECKPOINT_LIMITS,
@@ -46,6 +48,9 @@ import {
   sameContent,
   WorkspaceTracker,
 } from './tracker.js';
+
+/** The longest a `bash` batch waits for the first capture of a never-seen tree to read its files. */
+export const FIRST_CAPTURE_WAIT_MS = 2000;
 
 /** Tools that change no file. */
 const READ_ONLY = new Set(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question', 'view_image', 'describe_image']);
@@ -61,8 +66,12 @@ export type CheckpointEvent =
       readonly files: readonly string[];
       /** The user message of turn N: surfaces put it back into the composer for editing. */
       readonly composerText?: string;
+      /** A `/redo`: the last rewind was taken back. */
+      readonly redo?: boolean;
     }
-  | { readonly type: 'rewind-picker'; readonly entries: readonly RewindEntry[] };
+  | { readonly type: 'rewind-picker'; readonly entries: readonly RewindEntry[] }
+  /** CKPT-4: a rewind refused because files changed since the checkpoint; `force` is the command that overwrites them. */
+  | { readonly type: 'rewind-conflict'; readonly turn: number; readonly conflicts: readonly Conflict[]; readonly force: string };
 
 export interface RewindEntry {
   readonly turn: number;
@@ -109,6 +118,29 @@ interface Journal {
   readonly turn: number;
   readonly undo: readonly number[];
   readonly targets: readonly Target[];
+  /** The rewind as applied, appended to the log once the files are written (what `/redo` reads). */
+  readonly record?: Omit<RewindRecord, 'seq'>;
+  /** A redo: the seq of the rewind record it takes back. */
+  readonly redoOf?: number;
+}
+
+/** The conversation as it is now (what a conversation rewind keeps for `/redo`). */
+export interface ChatNow {
+  readonly context: readonly ChatMessage[];
+  readonly userTurns: number;
+}
+
+export interface RedoResult {
+  /** The message number the undone rewind went back to. */
+  readonly turn: number;
+  readonly applied: boolean;
+  readonly restored: readonly string[];
+  readonly conflicts: readonly Conflict[];
+  readonly notRestorable: readonly Conflict[];
+  readonly code: boolean;
+  readonly chat: boolean;
+  /** A redo killed part way was finished (this call did only that). */
+  readonly finishedJournal?: boolean;
 }
 
 export interface CheckpointsOptions {
@@ -196,6 +228,7 @@ export class Checkpoints {
   private async persistIndex(): Promise<void> {
     if (this.tracker.dirty === 0 || (this.tracker.dirty < 64 && this.tracker.size > 5000)) return;
     this.tracker.dirty = 0;
+    await this.store.flush();
     await writeFileAtomic(this.indexPath, JSON.stringify(this.tracker.toJson()), 0o600);
   }
 
@@ -205,12 +238,7 @@ export class Checkpoints {
     try {
       await this.finishJournal();
       await this.ensureIndex();
-      // The first walk (every new file read and stored) overlaps the model's first round;
-      // the first tool batch waits for it, so no batch runs before its "before" is known.
-      this.baseline ??= this.tracker.scanAll().then(
-        () => undefined,
-        (error: unknown) => this.note(error),
-      );
+      this.baseline ??= this.firstCapture();
       this.autoPrune ??= this.pruneDaily();
       const log = await this.records();
       const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))));
@@ -223,14 +251,83 @@ export class Checkpoints {
         context: contextHash,
       };
       log.records.push(record);
-      await writeLog(this.options.home, log);
+      await this.saveLog(log);
     } catch (error) {
       this.note(error);
     }
   }
 
   private baseline: Promise<void> | undefined;
+  /** The first capture's stat walk (what a `bash` batch needs before it runs). */
+  private walked: Promise<void> | undefined;
   private autoPrune: Promise<void> | undefined;
+
+  /**
+   * The first capture of the workspace, in the background (it overlaps the model's rounds):
+   * a stat walk, then the content of every file not stored yet, read 16 at a time and packed
+   * (store.ts). The stat index is saved every 10 s meanwhile, so a session that ends (or
+   * is killed) before it finishes leaves the next one less to read.
+   */
+  private firstCapture(): Promise<void> {
+    const walked = this.tracker.scanAll({ statOnly: true }).then(
+      () => undefined,
+      (error: unknown) => this.note(error),
+    );
+    this.walked = walked;
+    return walked
+      .then(() => this.tracker.fillPending(this.stopping.signal, () => this.persistIndex()))
+      .then(() => this.persistIndex())
+      .catch((error: unknown) => {
+        if (!this.stopping.signal.aborted) this.note(error);
+      });
+  }
+
+  /**
+   * What a `bash` batch waits for before it runs: the first capture's stat walk, then its
+   * content reading for at most FIRST_CAPTURE_WAIT_MS. Past that the batch goes ahead; a file
+   * it changes whose first copy was not read yet is recorded as not restorable, never as the
+   * wrong content (tracker.ts: NOT_YET_CAPTURED).
+   */
+  private async firstCaptureBound(): Promise<void> {
+    await this.walked;
+    if (!this.baseline) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.baseline,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, FIRST_CAPTURE_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private readonly stopping = new AbortController();
+
+  /**
+   * The session ends: a first capture still reading stops, and what it read is kept (pack and
+   * stat index written), so the process is not held open and the next session reads the rest.
+   */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.baseline;
+    await this.pending;
+    await this.store.flush().catch(() => undefined);
+    await this.persistIndex().catch(() => undefined);
+  }
+
+  /** Everything in flight done, the first capture included (tests, benchmarks, `crystal checkpoints`). */
+  async settled(): Promise<void> {
+    await this.baseline;
+    await this.flush();
+    await this.store.flush();
+  }
+
+  /** Pieces are on disk before the log that names them (store.ts: packs). */
+  private async saveLog(log: CheckpointLog): Promise<void> {
+    await this.store.flush();
+    await writeLog(this.options.home, log);
+  }
 
   /**
    * CKPT-2: once a day (a marker file in Home), the caps are applied in the background: logs
@@ -251,10 +348,12 @@ export class Checkpoints {
 
   private pending: Promise<void> = Promise.resolve();
 
-  /** Waits for the capture after the last batch (the session calls it before the turn ends). */
+  /**
+   * Waits for the capture after the last batch (the session calls it before the turn ends).
+   * The first capture of a large tree is not waited for: it goes on in the background.
+   */
   async flush(): Promise<void> {
     await this.autoPrune;
-    await this.baseline;
     await this.pending;
     await this.persistIndex().catch((error: unknown) => this.note(error));
   }
@@ -270,13 +369,14 @@ export class Checkpoints {
     run: () => Promise<ToolResultPart[]>,
   ): Promise<ToolResultPart[]> {
     await this.pending;
-    await this.baseline;
     let paths: string[] | 'all' | undefined;
     try {
       paths = await this.scopeOf(calls);
       await this.ensureIndex();
-      if (paths === 'all') await this.tracker.scanAll();
-      else if (paths.length > 0) await this.tracker.scanPaths(paths);
+      if (paths === 'all') {
+        await this.firstCaptureBound();
+        await this.tracker.scanAll();
+      } else if (paths.length > 0) await this.tracker.scanPaths(paths);
     } catch (error) {
       this.note(error);
       paths = undefined;
@@ -302,7 +402,7 @@ export class Checkpoints {
           changes,
         };
         log.records.push(record);
-        await writeLog(this.options.home, log);
+        await this.saveLog(log);
       }
     } catch (error) {
       this.note(error);
@@ -393,6 +493,7 @@ export class Checkpoints {
   async rewind(
     options: RewindOptions,
     applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
+    chatNow?: () => ChatNow,
   ): Promise<RewindResult> {
     await this.pending;
     const finishedJournal = await this.finishJournal();
@@ -425,7 +526,9 @@ export class Checkpoints {
           conflicts.push({ path, reason: describeConflict(current, expected) });
           continue;
         }
-        targets.push({ path, expected: current, target });
+        // Forced over someone else's change: that content is stored first, so /redo can bring it back.
+        const kept = !sameContent(current, expected) && current.kind === 'file' ? await this.storedState(path) : current;
+        targets.push({ path, expected: kept, target });
       }
     }
     const composerText = rec.text;
@@ -434,14 +537,38 @@ export class Checkpoints {
     }
     let chatContext: ChatMessage[] | undefined;
     if (options.chat) chatContext = await this.contextBefore(options.to);
+    const superseded = options.chat
+      ? log.records.filter((r) => r.kind === 'turn' && !r.superseded && r.turn >= options.to).map((r) => r.seq)
+      : [];
+    // What /redo needs: the files as they are now (stored) and the conversation as it is now.
+    const now = options.chat ? chatNow?.() : undefined;
+    const record: Omit<RewindRecord, 'seq'> = {
+      kind: 'rewind',
+      id: randomUUID(),
+      turn: options.to,
+      at: new Date().toISOString(),
+      undo,
+      changes: targets.map((t) => ({ path: t.path, before: t.expected, after: t.target })),
+      ...(now
+        ? {
+            chat: {
+              context: await this.store.put(Buffer.from(JSON.stringify(toItems(now.context)))),
+              userTurns: now.userTurns,
+              superseded,
+            },
+          }
+        : {}),
+    };
+    const journal: Journal = { version: 1, session: this.sessionId, turn: options.to, undo, targets, record };
     if (options.code) {
-      const journal: Journal = { version: 1, session: this.sessionId, turn: options.to, undo, targets };
+      await this.store.flush();
       await writeFileAtomic(this.journalPath, JSON.stringify(journal), 0o600);
       await this.applyJournal(journal, restored, notRestorable);
-    }
+    } else this.appendRecord(log, record);
     if (options.chat && chatContext) {
-      for (const r of log.records) if (r.kind === 'turn' && !r.superseded && r.turn >= options.to) r.superseded = true;
-      await writeLog(this.options.home, log);
+      const gone = new Set(superseded);
+      for (const r of log.records) if (r.kind === 'turn' && gone.has(r.seq)) r.superseded = true;
+      await this.saveLog(log);
       await applyChat?.(chatContext, options.to);
     }
     this.options.publish?.({
@@ -470,14 +597,19 @@ export class Checkpoints {
 
   /** CKPT-6: a restore a crash interrupted is finished first (each file is old or new; temp files are removed). */
   async finishJournal(): Promise<boolean> {
+    return (await this.finishInterrupted()) !== undefined;
+  }
+
+  /** The interrupted restore, finished; undefined when there was none. */
+  private async finishInterrupted(): Promise<Journal | undefined> {
     let journal: Journal;
     try {
       journal = JSON.parse(await fs.readFile(this.journalPath, 'utf8')) as Journal;
     } catch {
-      return false;
+      return undefined;
     }
     await this.applyJournal(journal, [], []);
-    return true;
+    return journal;
   }
 
   private async applyJournal(journal: Journal, restored: string[], notRestorable: Conflict[]): Promise<void> {
@@ -509,9 +641,128 @@ export class Checkpoints {
     const log = await this.records();
     const undo = new Set(journal.undo);
     for (const r of log.records) if (r.kind === 'batch' && undo.has(r.seq)) r.undone = true;
-    await writeLog(this.options.home, log);
+    if (journal.record) this.appendRecord(log, journal.record);
+    if (journal.redoOf !== undefined) {
+      const rewound = log.records.find((r): r is RewindRecord => r.kind === 'rewind' && r.seq === journal.redoOf);
+      if (rewound) {
+        rewound.redone = true;
+        const back = new Set(rewound.undo);
+        for (const r of log.records) if (r.kind === 'batch' && back.has(r.seq)) r.undone = false;
+      }
+    }
+    await this.saveLog(log);
     await this.tracker.scanPaths(journal.targets.map((t) => t.path)).catch(() => undefined);
     await fs.rm(this.journalPath, { force: true });
+  }
+
+  /** Appends a rewind record once (a journal finished twice must not add it twice). */
+  private appendRecord(log: CheckpointLog, record: Omit<RewindRecord, 'seq'>): void {
+    if (log.records.some((r) => r.kind === 'rewind' && r.id === record.id)) return;
+    log.records.push({ ...record, seq: this.nextSeq(log) } as RewindRecord);
+  }
+
+  /**
+   * The rewind `/redo` would take back: the newest one not yet taken back, as long as no
+   * message was sent after it (the conversation went on from there). A string says why not.
+   */
+  async redoable(): Promise<RewindRecord | string> {
+    await this.pending;
+    const log = await this.records();
+    const rewinds = log.records.filter((r): r is RewindRecord => r.kind === 'rewind' && !r.redone);
+    const last = rewinds.at(-1);
+    if (!last) return 'Nothing to redo: no rewind or undo of this session is left to take back.';
+    if (log.records.some((r) => r.kind === 'turn' && r.seq > last.seq))
+      return 'Nothing to redo: a message was sent after the last rewind, so the conversation went on from there.';
+    return last;
+  }
+
+  /**
+   * `/redo`: takes back the last rewind or undo: the files it restored get the content they
+   * had just before it, the conversation (when it was rewound) its context and turn count. A
+   * file changed since the rewind is a conflict, refused unless forced (CKPT-4); the restore is
+   * journalled like a rewind (CKPT-6).
+   */
+  async redo(
+    options: { readonly force?: boolean },
+    applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
+  ): Promise<RedoResult | string> {
+    await this.pending;
+    const interrupted = await this.finishInterrupted();
+    if (interrupted?.redoOf !== undefined) {
+      // CKPT-6: a redo killed part way is what this redo finishes (its conversation part too).
+      const log = await this.records();
+      const done = log.records.find((r): r is RewindRecord => r.kind === 'rewind' && r.seq === interrupted.redoOf);
+      if (done?.chat) await this.redoChat(log, done, applyChat);
+      return {
+        turn: interrupted.turn,
+        applied: true,
+        restored: interrupted.targets.map((t) => t.path),
+        conflicts: [],
+        notRestorable: [],
+        code: true,
+        chat: done?.chat !== undefined,
+        finishedJournal: true,
+      };
+    }
+    const rec = await this.redoable();
+    if (typeof rec === 'string') return rec;
+    const log = await this.records();
+    const restored: string[] = [];
+    const notRestorable: Conflict[] = [];
+    const conflicts: Conflict[] = [];
+    const targets: Target[] = [];
+    for (const change of rec.changes) {
+      const current = await this.diskState(change.path);
+      if (sameContent(current, change.before) && sameMode(current, change.before)) continue;
+      if (change.before.kind === 'unrestorable') {
+        notRestorable.push({ path: change.path, reason: `not restorable: ${change.before.reason}` });
+        continue;
+      }
+      if (!sameContent(current, change.after) && !options.force) {
+        conflicts.push({ path: change.path, reason: describeConflict(current, change.after, 'rewind') });
+        continue;
+      }
+      targets.push({ path: change.path, expected: current, target: change.before });
+    }
+    const code = rec.changes.length > 0 || rec.undo.length > 0;
+    const chat = rec.chat !== undefined;
+    if (conflicts.length > 0) return { turn: rec.turn, applied: false, restored, conflicts, notRestorable, code, chat };
+    const context = rec.chat
+      ? fromItems(JSON.parse((await this.store.get(rec.chat.context)).toString('utf8')) as SessionItem[])
+      : undefined;
+    const journal: Journal = { version: 1, session: this.sessionId, turn: rec.turn, undo: [], targets, redoOf: rec.seq };
+    await this.store.flush();
+    await writeFileAtomic(this.journalPath, JSON.stringify(journal), 0o600);
+    await this.applyJournal(journal, restored, notRestorable);
+    if (rec.chat && context) await this.redoChat(log, rec, applyChat, context);
+    this.options.publish?.({ type: 'checkpoint-restored', turn: rec.turn, code, chat, files: restored, redo: true });
+    return { turn: rec.turn, applied: true, restored, conflicts, notRestorable, code, chat };
+  }
+
+  /** The conversation part of a redo: the superseded turns live again, the context comes back. */
+  private async redoChat(
+    log: CheckpointLog,
+    rec: RewindRecord,
+    applyChat?: (context: ChatMessage[], turn: number) => Promise<void>,
+    known?: ChatMessage[],
+  ): Promise<void> {
+    if (!rec.chat) return;
+    const context = known ?? fromItems(JSON.parse((await this.store.get(rec.chat.context)).toString('utf8')) as SessionItem[]);
+    const back = new Set(rec.chat.superseded);
+    for (const r of log.records) if (r.kind === 'turn' && back.has(r.seq)) r.superseded = false;
+    await this.saveLog(log);
+    await applyChat?.(context, rec.chat.userTurns + 1);
+  }
+
+  /** Reads a file into the store (what a forced rewind overwrites, kept for /redo). */
+  private async storedState(path: string): Promise<FileState> {
+    const absolute = this.absoluteOf(path);
+    try {
+      return await captureFile(this.store, absolute, await fs.lstat(absolute), this.limits);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ABSENT;
+      return { kind: 'unrestorable', size: -1, reason: `not stored before it was overwritten (${(error as Error).message})` };
+    }
   }
 
   private absoluteOf(path: string): string {
@@ -577,10 +828,14 @@ export class Checkpoints {
   }
 }
 
-function describeConflict(current: FileState, expected: FileState): string {
-  if (current.kind === 'absent') return 'deleted since the checkpoint';
-  if (expected.kind === 'absent') return 'created since the checkpoint by someone else';
-  return 'changed since the checkpoint by someone else';
+function describeConflict(current: FileState, expected: FileState, since = 'checkpoint'): string {
+  if (current.kind === 'absent') return `deleted since the ${since}`;
+  if (expected.kind === 'absent') return `created since the ${since} by someone else`;
+  return `changed since the ${since} by someone else`;
+}
+
+function sameMode(a: FileState, b: FileState): boolean {
+  return a.kind !== 'file' || b.kind !== 'file' || a.mode === b.mode;
 }
 
 /** Temp files a killed restore left beside a file. */

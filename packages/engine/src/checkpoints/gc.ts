@@ -98,6 +98,7 @@ export async function collectGarbage(home: string, options: GcOptions = {}): Pro
       current.seqs.push(r.seq);
       if (r.kind === 'turn') current.files.push(r.context);
       else for (const c of r.changes) current.files.push(...hashesOf(c.before), ...hashesOf(c.after));
+      if (r.kind === 'rewind' && r.chat) current.files.push(r.chat.context);
     }
   }
   const sizeOfGroup = async (group: Group, into: Map<string, number>): Promise<void> => {
@@ -161,6 +162,14 @@ export async function collectGarbage(home: string, options: GcOptions = {}): Pro
   };
   await sweep(join(store.dir, 'chunks'), (name) => liveChunks.has(name));
   await sweep(join(store.dir, 'files'), (name) => liveFiles.has(name.replace(/\.json$/, '')));
+  const packs = await sweepPacks(store, (key) => (key.startsWith('m') ? liveFiles : liveChunks).has(key.slice(1)), {
+    now,
+    grace,
+    dryRun: options.dryRun === true,
+  });
+  bytesBefore += packs.bytesBefore;
+  freedBytes += packs.freedBytes;
+  freedFiles += packs.freedFiles;
   return {
     bytesBefore,
     bytesAfter: bytesBefore - freedBytes,
@@ -169,4 +178,82 @@ export async function collectGarbage(home: string, options: GcOptions = {}): Pro
     prunedTurns,
     sessions: logs.size,
   };
+}
+
+/**
+ * Packs (store.ts): a pack none of whose pieces is live is deleted; one less than half live is
+ * rewritten with its live pieces (the new pack is on disk before the old one goes); a pack
+ * without its index (a kill between the two renames) and temp files are swept. Nothing younger
+ * than the grace period is touched.
+ */
+async function sweepPacks(
+  store: ChunkStore,
+  live: (key: string) => boolean,
+  options: { now: number; grace: number; dryRun: boolean },
+): Promise<{ bytesBefore: number; freedBytes: number; freedFiles: number }> {
+  const dir = store.packDir;
+  let bytesBefore = 0;
+  let freedBytes = 0;
+  let freedFiles = 0;
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const present = new Set(names);
+  const remove = async (name: string, size: number): Promise<void> => {
+    freedBytes += size;
+    freedFiles++;
+    if (!options.dryRun) await fs.rm(join(dir, name), { force: true });
+  };
+  const rewrite: Array<{ pack: string; keys: string[]; size: number; idxSize: number }> = [];
+  for (const name of names) {
+    const stat = await fs.stat(join(dir, name)).catch(() => undefined);
+    if (!stat) continue;
+    bytesBefore += stat.size;
+    const old = options.now - stat.mtimeMs >= options.grace;
+    if (name.endsWith('.tmp')) {
+      if (old) await remove(name, stat.size);
+      continue;
+    }
+    if (name.endsWith('.pack')) {
+      if (!present.has(`${name.slice(0, -5)}.idx`) && old) await remove(name, stat.size);
+      continue;
+    }
+    if (!name.endsWith('.idx')) continue;
+    const pack = name.slice(0, -4);
+    const packStat = await fs.stat(join(dir, `${pack}.pack`)).catch(() => undefined);
+    if (!packStat) {
+      if (old) await remove(name, stat.size);
+      continue;
+    }
+    if (!old || options.now - packStat.mtimeMs < options.grace) continue;
+    let rows: Array<[string, number, number]>;
+    try {
+      rows = JSON.parse(await fs.readFile(join(dir, name), 'utf8')) as Array<[string, number, number]>;
+    } catch {
+      continue;
+    }
+    const keys = rows.filter(([key]) => live(key));
+    const liveBytes = keys.reduce((sum, [, , length]) => sum + length, 0);
+    if (keys.length === 0) {
+      // The index goes first: a pack without its index names nothing.
+      await remove(name, stat.size);
+      await remove(`${pack}.pack`, packStat.size);
+    } else if (liveBytes < packStat.size / 2)
+      rewrite.push({ pack, keys: keys.map(([key]) => key), size: packStat.size, idxSize: stat.size });
+  }
+  if (options.dryRun) {
+    for (const r of rewrite) freedBytes += r.size;
+    return { bytesBefore, freedBytes, freedFiles };
+  }
+  for (const r of rewrite) {
+    const copier = new ChunkStore(store.dir);
+    for (const key of r.keys) {
+      const raw = await copier.rawOf(key);
+      if (raw) copier.stageRaw(key, raw);
+    }
+    await copier.flush();
+    await remove(`${r.pack}.idx`, r.idxSize);
+    await remove(`${r.pack}.pack`, r.size);
+    // What the rewrite wrote is not freed.
+    freedBytes -= copier.packBytesWritten;
+  }
+  return { bytesBefore, freedBytes, freedFiles };
 }

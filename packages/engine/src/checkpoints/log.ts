@@ -34,7 +34,27 @@ export interface BatchRecord {
   undone?: boolean;
 }
 
-export type CheckpointRecord = TurnRecord | BatchRecord;
+/**
+ * A rewind (or `/undo`) as it was applied, so `/redo` can take it back: what each restored
+ * file held before (`before`, stored) and what the rewind wrote (`after`); for a conversation
+ * rewind, the model context before it and the turn records it superseded. `redone` once taken
+ * back. A rewind record is kept only until a later message makes it stale.
+ */
+export interface RewindRecord {
+  readonly seq: number;
+  readonly kind: 'rewind';
+  /** Random: a journal finished twice appends it once. */
+  readonly id: string;
+  readonly turn: number;
+  readonly at: string;
+  /** Batch records this rewind marked undone. */
+  readonly undo: readonly number[];
+  readonly changes: readonly Change[];
+  readonly chat?: { readonly context: string; readonly userTurns: number; readonly superseded: readonly number[] };
+  redone?: boolean;
+}
+
+export type CheckpointRecord = TurnRecord | BatchRecord | RewindRecord;
 
 export interface CheckpointLog {
   version: 1;

@@ -8,13 +8,26 @@
  * 8 KiB on average), so an edit in the middle of a 1 MB file stores one or two new chunks, not
  * a copy: 200 edits of one file cost a few percent of 200 copies (bench/checkpoints.mjs).
  * Chunks and manifests are named by the SHA-256 of their bytes, so content is shared across
- * turns, sessions and workspaces and written once. Every write is temp file + fsync + rename,
- * and a manifest is written only after its chunks, so nothing references a missing chunk.
- * Chunks and manifests are stored deflated (raw DEFLATE); names are hashes of the plain bytes.
- * Reads re-hash: a damaged chunk is reported, never restored.
+ * turns, sessions and workspaces and written once. Chunks and manifests are stored deflated
+ * (raw DEFLATE; in packs an encoding byte first, and pieces under 256 bytes or that do not
+ * shrink stored plain); names are hashes of the plain bytes. Reads re-hash: a damaged chunk is
+ * reported, never restored.
+ *
+ * Packs. New chunks and manifests are gathered in memory and written together as a pack:
+ *
+ *   <home>/checkpoints/packs/<sha256>.pack   the deflated pieces, one after another (0600)
+ *   <home>/checkpoints/packs/<sha256>.idx    JSON: [key, offset, length] per piece (0600)
+ *
+ * A pack is written by temp file + fsync + rename, then its index the same way, then the
+ * folder is fsynced: one fsync per pack (up to 8 MiB) instead of one per file, which is what
+ * made the first checkpoint of a large tree slow. `flush()` writes what is gathered; callers
+ * flush before they write anything that names a piece (a log record, the stat index, a
+ * journal), so a kill -9 at any point leaves at worst a pack nobody names (swept by gc) and
+ * never a name without its piece. Loose files (`chunks/`, `files/`) from earlier versions are
+ * still read.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
@@ -55,6 +68,9 @@ export function chunkBoundaries(bytes: Uint8Array): number[] {
 export const sha256 = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
 
 const HASH = /^[0-9a-f]{64}$/;
+const KEY = /^[cm][0-9a-f]{64}$/;
+/** The largest piece a pack holds: a chunk (64 KiB) or a manifest (some KiB per MiB of file). */
+const MAX_PIECE = 64 * 1024 * 1024;
 
 export interface FileManifest {
   readonly size: number;
@@ -62,14 +78,43 @@ export interface FileManifest {
   readonly chunks: ReadonlyArray<readonly [string, number]>;
 }
 
+/** A pack is written once this many deflated bytes are gathered (tests make it small to get many packs). */
+const PACK_BYTES = Number(process.env.CRYSTAL_CHECKPOINT_TEST_PACK_BYTES) || 8 * 1024 * 1024;
+/** Test seam: pack N stops between its pack file and its index, so a test can kill -9 there. */
+const PAUSE_PACK = Number(process.env.CRYSTAL_CHECKPOINT_TEST_PAUSE_PACK ?? Number.NaN);
+
+interface PackedAt {
+  readonly pack: string;
+  readonly offset: number;
+  readonly length: number;
+}
+
 export class ChunkStore {
   private readonly known = new Set<string>();
   private readonly dirsMade = new Set<string>();
+  /** Pieces in written packs, by key (`c<hash>` a chunk, `m<hash>` a manifest). */
+  private packed: Map<string, PackedAt> | undefined;
+  private readonly packsRead = new Set<string>();
+  /** Pieces gathered for the next pack. */
+  private staged = new Map<string, Buffer>();
+  private stagedBytes = 0;
+  private writing: Promise<void> = Promise.resolve();
+  /** Packs written, and their bytes with their indexes (tests, benchmarks, gc). */
+  packsWritten = 0;
+  packBytesWritten = 0;
+  /** Whether loose files of an earlier version may exist (checked once). */
+  private readonly loose: boolean;
 
-  constructor(readonly dir: string) {}
+  constructor(readonly dir: string) {
+    this.loose = existsSync(join(dir, 'chunks')) || existsSync(join(dir, 'files'));
+  }
 
   static forHome(home: string): ChunkStore {
     return new ChunkStore(join(home, 'checkpoints'));
+  }
+
+  get packDir(): string {
+    return join(this.dir, 'packs');
   }
 
   chunkPath(hash: string): string {
@@ -82,14 +127,85 @@ export class ChunkStore {
     return join(this.dir, 'files', hash.slice(0, 2), `${hash}.json`);
   }
 
+  /** Reads the indexes of packs not read yet (another process may have written some). */
+  async loadPacks(): Promise<Map<string, PackedAt>> {
+    const packed = this.packed ?? new Map<string, PackedAt>();
+    this.packed = packed;
+    let names: string[];
+    try {
+      names = await fs.readdir(this.packDir);
+    } catch {
+      return packed;
+    }
+    for (const name of names) {
+      if (!name.endsWith('.idx') || this.packsRead.has(name)) continue;
+      const pack = name.slice(0, -4);
+      try {
+        const rows = JSON.parse(await fs.readFile(join(this.packDir, name), 'utf8')) as unknown;
+        if (!Array.isArray(rows) || !HASH.test(pack)) continue;
+        for (const row of rows) {
+          // A damaged or hostile index names nothing it cannot hold: a piece is a chunk or a manifest, never huge.
+          if (!Array.isArray(row)) continue;
+          const [key, offset, length] = row as [unknown, unknown, unknown];
+          if (typeof key !== 'string' || !KEY.test(key) || !Number.isSafeInteger(offset) || !Number.isSafeInteger(length))
+            continue;
+          if ((offset as number) < 0 || (length as number) < 1 || (length as number) > MAX_PIECE) continue;
+          packed.set(key, { pack, offset: offset as number, length: length as number });
+        }
+        this.packsRead.add(name);
+      } catch {
+        // A damaged index: its pieces read as missing.
+      }
+    }
+    return packed;
+  }
+
+  /** Whether a piece is stored (or gathered for the next pack). */
+  private async has(key: string, loose: string): Promise<boolean> {
+    if (this.known.has(key) || this.staged.has(key)) return true;
+    const packed = this.packed ?? (await this.loadPacks());
+    if (packed.has(key) || (this.loose && (await exists(loose)))) {
+      this.known.add(key);
+      return true;
+    }
+    return false;
+  }
+
+  /** Gathers a piece as it is stored (gc: the live pieces of a pack being rewritten). */
+  stageRaw(key: string, encoded: Buffer): void {
+    if (this.staged.has(key)) return;
+    this.staged.set(key, encoded);
+    this.stagedBytes += encoded.length;
+  }
+
+  /** A piece as it is stored (its encoding byte first), or undefined. */
+  async rawOf(key: string): Promise<Buffer | undefined> {
+    const hash = key.slice(1);
+    return this.raw(key, key.startsWith('m') ? this.manifestPath(hash) : this.chunkPath(hash));
+  }
+
+  /** A piece's plain bytes, or undefined when missing; throws when it cannot be decoded. */
+  async pieceOf(key: string): Promise<Buffer | undefined> {
+    const raw = await this.rawOf(key);
+    return raw && decode(raw);
+  }
+
+  /** Gathers a piece for the next pack; writes the pack once it is full. */
+  private async stage(key: string, data: Uint8Array): Promise<void> {
+    if (this.staged.has(key)) return;
+    const encoded = encode(data);
+    this.staged.set(key, encoded);
+    this.stagedBytes += encoded.length;
+    if (this.stagedBytes >= PACK_BYTES) await this.flush();
+  }
+
   /** Stores `bytes`; answers the SHA-256 of the whole content, under which its manifest is kept. */
   async put(bytes: Uint8Array): Promise<string> {
     const hash = sha256(bytes);
-    const manifestPath = this.manifestPath(hash);
+    if (this.known.has(hash)) return hash;
     if (
-      this.known.has(hash) ||
-      (await exists(manifestPath)) ||
-      (bytes.length <= MAX_CHUNK && (await exists(this.chunkPath(hash))))
+      (await this.has(`m${hash}`, this.manifestPath(hash))) ||
+      (bytes.length <= MAX_CHUNK && (await this.has(`c${hash}`, this.chunkPath(hash))))
     ) {
       this.known.add(hash);
       return hash;
@@ -97,8 +213,7 @@ export class ChunkStore {
     const boundaries = chunkBoundaries(bytes);
     if (boundaries.length <= 1) {
       // One chunk: the chunk is the file, under the same hash; no manifest is needed.
-      const path = this.chunkPath(hash);
-      if (!(await exists(path))) await this.writeOnce(path, bytes);
+      await this.stage(`c${hash}`, bytes);
       this.known.add(hash);
       return hash;
     }
@@ -107,31 +222,129 @@ export class ChunkStore {
     for (const end of boundaries) {
       const piece = bytes.subarray(start, end);
       const chunkHash = sha256(piece);
-      const path = this.chunkPath(chunkHash);
-      if (!this.known.has(`c${chunkHash}`)) {
-        if (!(await exists(path))) await this.writeOnce(path, piece);
-        this.known.add(`c${chunkHash}`);
-      }
+      if (!(await this.has(`c${chunkHash}`, this.chunkPath(chunkHash)))) await this.stage(`c${chunkHash}`, piece);
       chunks.push([chunkHash, piece.length]);
       start = end;
     }
     const manifest: FileManifest = { size: bytes.length, chunks };
-    await this.writeOnce(manifestPath, JSON.stringify(manifest));
+    await this.stage(`m${hash}`, Buffer.from(JSON.stringify(manifest)));
     this.known.add(hash);
     return hash;
   }
 
-  async manifest(hash: string): Promise<FileManifest> {
-    let text: string;
+  /**
+   * Writes the gathered pieces as one pack: pack, then index, each temp + fsync + rename, then
+   * the folder is fsynced. Resolves once every piece put so far is on disk.
+   */
+  flush(): Promise<void> {
+    const run = this.writing.then(() => this.writePack());
+    this.writing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writePack(): Promise<void> {
+    if (this.staged.size === 0) return;
+    const pieces = this.staged;
+    this.staged = new Map();
+    this.stagedBytes = 0;
+    const rows: Array<[string, number, number]> = [];
+    const parts: Buffer[] = [];
+    let offset = 0;
+    for (const [key, data] of pieces) {
+      rows.push([key, offset, data.length]);
+      parts.push(data);
+      offset += data.length;
+    }
+    const body = Buffer.concat(parts);
+    const name = sha256(body);
+    const index = Buffer.from(JSON.stringify(rows));
     try {
-      text = inflateRawSync(await fs.readFile(this.manifestPath(hash))).toString('utf8');
+      await this.ensureDir(this.packDir);
+      await writeDurable(join(this.packDir, `${name}.pack`), body);
+      if (this.packsWritten + 1 === PAUSE_PACK) {
+        process.stderr.write(`checkpoint pack ${PAUSE_PACK} paused before its index\n`);
+        await new Promise(() => {});
+      }
+      await writeDurable(join(this.packDir, `${name}.idx`), index);
+      await syncDir(this.packDir);
     } catch (error) {
-      // A one-chunk file is stored as its chunk.
-      const stat = await fs.stat(this.chunkPath(hash)).catch(() => undefined);
-      if (stat) return { size: -1, chunks: [[hash, stat.size]] };
+      // Not on disk: put back, so a later flush tries again and nothing is named that is missing.
+      for (const [key, data] of pieces) if (!this.staged.has(key)) this.staged.set(key, data);
+      this.stagedBytes += body.length;
       throw error;
     }
-    const parsed = JSON.parse(text) as FileManifest;
+    const packed = this.packed ?? new Map<string, PackedAt>();
+    this.packed = packed;
+    for (const [key, off, length] of rows) packed.set(key, { pack: name, offset: off, length });
+    this.packsRead.add(`${name}.idx`);
+    for (const key of pieces.keys()) this.known.add(key);
+    this.packsWritten++;
+    this.packBytesWritten += body.length + index.length;
+  }
+
+  private async ensureDir(dir: string): Promise<void> {
+    if (this.dirsMade.has(dir)) return;
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    for (const d of [this.dir, dir]) await fs.chmod(d, 0o700).catch(() => undefined);
+    this.dirsMade.add(dir);
+  }
+
+  /** A piece as stored (encoding byte first): gathered, packed or loose; undefined when missing. */
+  private async raw(key: string, loose: string): Promise<Buffer | undefined> {
+    const staged = this.staged.get(key);
+    if (staged) return staged;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const packed = attempt === 0 && this.packed ? this.packed : await this.loadPacks();
+      const at = packed.get(key);
+      if (at) {
+        try {
+          const handle = await fs.open(join(this.packDir, `${at.pack}.pack`), 'r');
+          try {
+            const buffer = Buffer.alloc(at.length);
+            const { bytesRead } = await handle.read(buffer, 0, at.length, at.offset);
+            if (bytesRead === at.length) return buffer;
+          } finally {
+            await handle.close();
+          }
+        } catch {
+          // Repacked or swept meanwhile: the indexes are read again once.
+        }
+        this.packed?.delete(key);
+        this.packsRead.clear();
+        continue;
+      }
+      try {
+        // Loose files of earlier versions are deflated, without the encoding byte.
+        return Buffer.concat([DEFLATED, await fs.readFile(loose)]);
+      } catch {
+        if (attempt === 1) return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  async manifest(hash: string): Promise<FileManifest> {
+    const raw = await this.raw(`m${hash}`, this.manifestPath(hash));
+    if (!raw) {
+      // A one-chunk file is stored as its chunk.
+      const chunk = await this.raw(`c${hash}`, this.chunkPath(hash));
+      if (chunk) {
+        let size = -1;
+        try {
+          size = decode(chunk).length;
+        } catch {
+          // Damaged: get() says so.
+        }
+        return { size, chunks: [[hash, size]] };
+      }
+      throw new Error(`checkpoint file ${hash.slice(0, 12)} is missing`);
+    }
+    let parsed: FileManifest;
+    try {
+      parsed = JSON.parse(decode(raw).toString('utf8')) as FileManifest;
+    } catch {
+      throw new Error(`checkpoint file ${hash.slice(0, 12)} is damaged`);
+    }
     if (typeof parsed.size !== 'number' || !Array.isArray(parsed.chunks)) throw new Error(`checkpoint file ${hash} is damaged.`);
     return parsed;
   }
@@ -146,14 +359,12 @@ export class ChunkStore {
     }
     const parts: Buffer[] = [];
     for (const [chunkHash] of manifest.chunks) {
+      const raw = await this.raw(`c${chunkHash}`, this.chunkPath(chunkHash));
+      if (!raw)
+        throw new Error(`chunk ${chunkHash.slice(0, 12)} of the stored copy ${hash.slice(0, 12)} is missing (pruned or deleted)`);
       let piece: Buffer;
       try {
-        piece = await fs.readFile(this.chunkPath(chunkHash));
-      } catch {
-        throw new Error(`chunk ${chunkHash.slice(0, 12)} of the stored copy ${hash.slice(0, 12)} is missing (pruned or deleted)`);
-      }
-      try {
-        piece = inflateRawSync(piece);
+        piece = decode(raw);
       } catch {
         throw new Error(`chunk ${chunkHash.slice(0, 12)} of the stored copy is damaged`);
       }
@@ -164,29 +375,56 @@ export class ChunkStore {
     if (sha256(bytes) !== hash) throw new Error(`the stored copy ${hash.slice(0, 12)} is damaged`);
     return bytes;
   }
+}
 
-  /** Temp file + fsync + rename; the name is the content's hash, so a racing writer writes the same bytes. */
-  private async writeOnce(path: string, data: Uint8Array | string): Promise<void> {
-    const dir = join(path, '..');
-    if (!this.dirsMade.has(dir)) {
-      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-      for (const d of [this.dir, join(dir, '..'), dir]) await fs.chmod(d, 0o700).catch(() => undefined);
-      this.dirsMade.add(dir);
-    }
-    const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const handle = await fs.open(temp, 'w', 0o600);
-    try {
-      await handle.writeFile(deflateRawSync(typeof data === 'string' ? Buffer.from(data) : data, { level: 6 }));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await fs.rename(temp, path);
-    } catch (error) {
-      await fs.rm(temp, { force: true });
-      throw error;
-    }
+const PLAIN = Buffer.from([0]);
+const DEFLATED = Buffer.from([1]);
+/** Below this a piece is stored as it is: deflating a few dozen bytes costs more than it saves. */
+const PLAIN_BELOW = 256;
+
+/** A piece as stored: one encoding byte (0 plain, 1 raw DEFLATE), then the bytes. */
+function encode(data: Uint8Array): Buffer {
+  if (data.length >= PLAIN_BELOW) {
+    const deflated = deflateRawSync(data, { level: 6 });
+    if (deflated.length < data.length) return Buffer.concat([DEFLATED, deflated]);
+  }
+  return Buffer.concat([PLAIN, data]);
+}
+
+function decode(encoded: Buffer): Buffer {
+  if (encoded[0] === 0) return encoded.subarray(1);
+  if (encoded[0] === 1) return inflateRawSync(encoded.subarray(1));
+  throw new Error('unknown piece encoding');
+}
+
+/** Temp file + fsync + rename (0600). */
+async function writeDurable(path: string, data: Uint8Array): Promise<void> {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await fs.open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await fs.rename(temp, path);
+  } catch (error) {
+    await fs.rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** fsync of a folder, so the renames in it survive a power cut (not supported everywhere: then skipped). */
+async function syncDir(dir: string): Promise<void> {
+  let handle: import('node:fs/promises').FileHandle | undefined;
+  try {
+    handle = await fs.open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Windows cannot open a folder; its renames are durable on their own.
+  } finally {
+    await handle?.close();
   }
 }
 

@@ -75,6 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     phase: 'idle-only',
   },
   { name: 'undo', aliases: [], usage: '/undo', summary: "Undo the last turn's file changes.", phase: 'idle-only' },
+  { name: 'redo', aliases: [], usage: '/redo', summary: 'Take back the last rewind or undo.', phase: 'idle-only' },
   { name: 'mcp', aliases: [], usage: '/mcp', summary: 'MCP servers: state, tools, prompts, errors.', phase: 'report' },
   { name: 'btw', aliases: ['side'], usage: '/btw <question>', summary: 'Ask a side question.', phase: 'side' },
   {
@@ -117,7 +118,7 @@ export function commandCompletions(prefix: string): CommandSpec[] {
  */
 export const KEY_HELP: readonly (readonly [string, string])[] = [
   ['Esc', 'During a turn: interrupts it; queued text stays. At an idle prompt: clears the composer.'],
-  ['', 'In an overlay or picker: closes it. Twice on an empty composer: pick an earlier message to edit and resend.'],
+  ['', 'In an overlay or picker: closes it. Twice on an empty composer: pick an earlier message to rewind to.'],
   ['Ctrl+C', 'During a turn: interrupts it; queued text stays. At an idle prompt: clears the composer.'],
   ['', 'Twice on an empty composer: exits (the session is saved).'],
   ['Enter', 'At an idle prompt: sends the text. During a turn: queues it as a follow-up (sent after the current step).'],

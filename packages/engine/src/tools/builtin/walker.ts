@@ -254,6 +254,24 @@ export async function* walkFiles(scope: SearchScope, signal?: AbortSignal): Asyn
   for await (const batch of walkFileBatches(scope, signal)) yield* batch;
 }
 
+/**
+ * The walker's rule for one directory entry (what `walkFileBatches` enters or lists), for a
+ * caller that looks at a single directory again (checkpoints/tracker.ts: a folder whose stat
+ * changed). `dir` is the entry's folder (absolute), `isDir` what the entry is.
+ */
+export function acceptsEntry(scope: SearchScope, dir: string, name: string, isDir: boolean): boolean {
+  const absolute = join(dir, name);
+  if (isDir)
+    return !(
+      isSkippedDir(name) ||
+      isCredentialPath(absolute) ||
+      scope.rules.ignoresDir(absolute) ||
+      homeHides(scope, absolute, true)
+    );
+  if (isCredentialName(name) || scope.rules.ignoresFile(dir, name)) return false;
+  return !(scope.home !== undefined && homeHides(scope, absolute, false));
+}
+
 /** Files handed out together by the walker: one await per batch, not per file. */
 const WALK_BATCH = 512;
 
@@ -261,7 +279,12 @@ const WALK_BATCH = 512;
  * As `walkFiles`, in batches. Depth-first with an explicit stack instead of nested generators,
  * so a file deep in the tree costs one array push, not one await per level (bench/search.mjs).
  */
-export async function* walkFileBatches(scope: SearchScope, signal?: AbortSignal): AsyncGenerator<WalkedFile[]> {
+export async function* walkFileBatches(
+  scope: SearchScope,
+  signal?: AbortSignal,
+  /** Told every directory the walk enters (the root included), as it enters it. */
+  onDirectory?: (absolute: string, rel: string) => void,
+): AsyncGenerator<WalkedFile[]> {
   if (scope.kind === 'file') {
     yield [{ absolute: scope.root, rel: scope.root.split(sep).at(-1) ?? '' }];
     return;
@@ -282,6 +305,7 @@ export async function* walkFileBatches(scope: SearchScope, signal?: AbortSignal)
     entries.sort((a, b) => compareNames(a.name, b.name));
     return { dir, prefix, entries, next: 0 };
   };
+  onDirectory?.(scope.root, '');
   const stack: Frame[] = [await frameOf(scope.root, '')];
   let out: WalkedFile[] = [];
   while (stack.length > 0) {
@@ -297,6 +321,7 @@ export async function* walkFileBatches(scope: SearchScope, signal?: AbortSignal)
       if (isSkippedDir(entry.name) || isCredentialPath(absolute) || scope.rules.ignoresDir(absolute)) continue;
       if (homeHides(scope, absolute, true)) continue;
       signal?.throwIfAborted();
+      onDirectory?.(absolute, rel);
       stack.push(await frameOf(absolute, `${rel}/`));
     } else if (entry.isFile()) {
       // The directories on the way were checked as they were entered; the name is what is left.
