@@ -158,6 +158,28 @@ export const MUTATIONS = [
     build: true,
     test: ['packages/cli/test/run-agents.test.ts', '-t', 'never runs twice'],
   },
+  {
+    id: 'REV-1',
+    file: 'packages/engine/src/approval/reviewer/reviewer.ts',
+    find: "  if (assessment.outcome !== 'allow' || allowFollowsRule(assessment, classification)) return verdict;",
+    replace: '  if (Number.isFinite(1)) return verdict;',
+    test: ['packages/engine/test/approval-reviewer.test.ts', '-t', 'hostile replies never approve'],
+  },
+  {
+    id: 'HOOK-EXIT',
+    file: 'packages/engine/src/session.ts',
+    find: '          if (!decision.allow && decision.by === undefined) denied = true;',
+    replace: '          if (!decision.allow) denied = true;',
+    build: true,
+    test: ['packages/cli/test/run-hooks.test.ts', '-t', 'own text naming the hook'],
+  },
+  {
+    id: 'HOOK-SBX',
+    file: 'packages/engine/src/extensions/hooks.ts',
+    find: "    const wrapped = hook.project ? options.contain?.(['/bin/sh', '-c', hook.command], env) : undefined;",
+    replace: '    const wrapped = undefined as ReturnType<NonNullable<typeof options.contain>>;',
+    test: ['packages/engine/test/extensions-lifecycle-hooks.test.ts', '-t', 'SBX-1'],
+  },
 ];
 
 function run(command, args) {

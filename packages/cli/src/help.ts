@@ -10,7 +10,9 @@ const SESSION_FLAGS = `  -p, --provider NAME        provider from the catalog (t
   -m, --model ID             model of that provider (this process only)
   -w, --workspace DIR        workspace folder (default: the current folder)
       --home DIR             Home folder (default: $CRYSTAL_HOME, then ~/.crystal)
-      --approval MODE        default | edit | full
+      --approval MODE        default | edit | review | audit | full
+      --approval-model on|off  the reviewer's own model (config approvalModel) on or off
+      --approval-provider P  --approval-model-id M  --approval-thinking EFFORT  the reviewer's model
       --plan | --work        start in Plan or Work mode
       --thinking EFFORT      default | off | minimal | low | medium | high | maximum
       --model-calls N        model-call budget of a turn, or "unlimited"

@@ -9,6 +9,7 @@ import {
   RUN_MCP_STARTUP_MS,
   resolveHome,
   SessionController,
+  type ToolRestriction,
   UsageError,
   withServedOllamaModels,
 } from '@crystal/engine';
@@ -24,7 +25,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
   // CMD-1: `/name args` runs a custom command: its expanded text is the prompt.
-  const message = expandRunPrompt(prompt, { home, workspace });
+  const { text: message, allowedTools } = expandRunPrompt(prompt, { home, workspace });
   // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
   const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
   // `run` is a surface over the controller face the terminal and the page drive (DESIGN.md):
@@ -41,6 +42,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     continueLatest: options.continue,
     plan: options.plan,
     approval: options.approval,
+    approvalModel: options.approvalModel,
     bashTimeoutSeconds: options.bashTimeoutSeconds,
     skills: options.skills,
     // CLI-8: run never asks; project code loads from a trusted workspace or with the flag only.
@@ -76,7 +78,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     try {
       // One turn: its first round should see the MCP tools, so the servers get a bounded head start.
       await controller.settleMcp(RUN_MCP_STARTUP_MS);
-      const result = await controller.sendOnce(text, spans);
+      const result = await controller.sendOnce(text, spans, allowedTools);
       printer.finish(result);
       const code = exitCodeFor({ ...result, denied: result.denied || operatorDenied });
       // REL-11: output that did not reach stdout makes the run a failure (the turn is saved).
@@ -93,8 +95,11 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
 }
 
 /** A plain prompt as it is; a custom command expanded; any other slash command refused. */
-function expandRunPrompt(prompt: string, places: { home: string; workspace: string }): string {
-  if (!prompt.trimStart().startsWith('/')) return prompt;
+function expandRunPrompt(
+  prompt: string,
+  places: { home: string; workspace: string },
+): { text: string; allowedTools?: ToolRestriction } {
+  if (!prompt.trimStart().startsWith('/')) return { text: prompt };
   const custom = matchCustomCommand(prompt, discoverCommands(places));
   if (!custom) {
     const name = prompt.trim().split(/\s/)[0];
@@ -104,7 +109,8 @@ function expandRunPrompt(prompt: string, places: { home: string; workspace: stri
   }
   const text = expandCommand(custom.command, custom.argument);
   if (text.trim() === '') throw new UsageError(`/${custom.command.name} is empty: ${custom.command.path} has no text to send.`);
-  return text;
+  // CMD-1: the command's allowed-tools hold for its turn.
+  return { text, allowedTools: { source: `the /${custom.command.name} command`, patterns: custom.command.allowedTools } };
 }
 
 async function readStdin(): Promise<string> {

@@ -1,7 +1,7 @@
 /** Parses and checks `crystal run` options (CLI-2); any problem is a UsageError (exit 1). */
 import { parseArgs } from 'node:util';
 import { MAX_TIMER_SECONDS, THINKING_EFFORTS, type RunLimits, type ThinkingEffort } from '@crystal/core';
-import { UsageError } from '@crystal/engine';
+import { type ApprovalMode, type ApprovalModelFlags, parseApprovalMode, UsageError } from '@crystal/engine';
 
 export type RunFormat = 'text' | 'json' | 'stream-json';
 
@@ -11,7 +11,9 @@ export interface RunOptions {
   readonly model?: string | undefined;
   readonly workspace?: string | undefined;
   readonly home?: string | undefined;
-  readonly approval?: 'default' | 'edit' | 'full' | undefined;
+  readonly approval?: ApprovalMode | undefined;
+  /** REV-2: `--approval-model on|off`, `--approval-provider`, `--approval-model-id`, `--approval-thinking` (process only). */
+  readonly approvalModel?: ApprovalModelFlags | undefined;
   readonly plan: boolean;
   readonly thinking?: ThinkingEffort | undefined;
   readonly limits: Partial<RunLimits>;
@@ -40,17 +42,19 @@ export function parseRunOptions(argv: readonly string[]): RunOptions {
   if (format !== 'text' && format !== 'json' && format !== 'stream-json') {
     throw new UsageError(`--format must be text, json or stream-json, not '${format}'.`);
   }
-  const approval = v.approval;
-  if (approval !== undefined && approval !== 'default' && approval !== 'edit' && approval !== 'full') {
-    throw new UsageError(`--approval must be default, edit or full, not '${approval}'.`);
+  const approval = v.approval === undefined ? undefined : parseApprovalMode(v.approval);
+  if (v.approval !== undefined && approval === undefined) {
+    throw new UsageError(`--approval must be default, edit, review, audit or full, not '${v.approval}'.`);
   }
-  let thinking: ThinkingEffort | undefined;
-  if (v.thinking !== undefined) {
-    const value = v.thinking === 'none' ? 'off' : v.thinking === 'max' ? 'maximum' : v.thinking;
-    if (!(THINKING_EFFORTS as readonly string[]).includes(value)) {
-      throw new UsageError(`--thinking must be one of ${THINKING_EFFORTS.join(', ')}, not '${v.thinking}'.`);
-    }
-    thinking = value as ThinkingEffort;
+  const thinking = gearFlag('--thinking', v.thinking);
+  const approvalModel: ApprovalModelFlags = {
+    ...(v['approval-model'] !== undefined ? { enabled: onOff('--approval-model', v['approval-model']) } : {}),
+    ...(v['approval-provider'] !== undefined ? { provider: v['approval-provider'] } : {}),
+    ...(v['approval-model-id'] !== undefined ? { model: v['approval-model-id'] } : {}),
+    ...(v['approval-thinking'] !== undefined ? { thinking: gearFlag('--approval-thinking', v['approval-thinking']) } : {}),
+  };
+  if (approvalModel.enabled === false && (approvalModel.provider !== undefined || approvalModel.model !== undefined)) {
+    throw new UsageError('--approval-model off cannot be combined with --approval-provider or --approval-model-id.');
   }
   if (v.resume !== undefined && v.continue) throw new UsageError('--resume and --continue cannot be passed together.');
   const limits: { -readonly [K in keyof RunLimits]?: RunLimits[K] } = {};
@@ -70,6 +74,7 @@ export function parseRunOptions(argv: readonly string[]): RunOptions {
     workspace: v.workspace,
     home: v.home,
     approval,
+    ...(Object.keys(approvalModel).length > 0 ? { approvalModel } : {}),
     plan: v.plan === true,
     thinking,
     limits,
@@ -95,6 +100,10 @@ function parse(argv: readonly string[]) {
       workspace: { type: 'string', short: 'w' },
       home: { type: 'string' },
       approval: { type: 'string' },
+      'approval-model': { type: 'string' },
+      'approval-provider': { type: 'string' },
+      'approval-model-id': { type: 'string' },
+      'approval-thinking': { type: 'string' },
       plan: { type: 'boolean' },
       work: { type: 'boolean' },
       thinking: { type: 'string' },
@@ -127,6 +136,15 @@ function countFlag(
     throw new UsageError(`${flag} must be an integer from ${min} to ${max}, or "unlimited"; got '${value}'.`);
   }
   return n;
+}
+
+function gearFlag(flag: string, raw: string | undefined): ThinkingEffort | undefined {
+  if (raw === undefined) return undefined;
+  const value = raw === 'none' ? 'off' : raw === 'max' ? 'maximum' : raw;
+  if (!(THINKING_EFFORTS as readonly string[]).includes(value)) {
+    throw new UsageError(`${flag} must be one of ${THINKING_EFFORTS.join(', ')}, not '${raw}'.`);
+  }
+  return value as ThinkingEffort;
 }
 
 function onOff(flag: string, value: string | undefined): boolean | undefined {

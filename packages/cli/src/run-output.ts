@@ -215,6 +215,10 @@ function textPrinter(out: OutputStreams, showThinking: boolean): RunPrinter {
           if (lastChar !== '\n') write('\n');
           for (const call of event.calls) write(`[${call.name}] ${truncate(call.arguments, 120)}\n`);
           break;
+        case 'turn-started':
+          // HOOK-1: a Stop hook's continuation is a second turn; its text starts on a new line.
+          if (wroteText && lastChar !== '\n') write('\n');
+          break;
         case 'tool-results':
           for (const r of event.results) {
             const text = r.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mime}]`)).join('');

@@ -108,6 +108,7 @@ async function serve(options: WebOptions): Promise<number> {
     thinking: s.thinking,
     limits: s.limits,
     approval: s.approval,
+    approvalModel: s.approvalModel,
     plan: s.plan,
     bashTimeoutSeconds: s.bashTimeoutSeconds,
     skills: s.skills,

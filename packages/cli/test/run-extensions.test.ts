@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -73,6 +73,21 @@ describe('crystal run over a Claude Code project (CMD-1, SKILL-1)', () => {
     const last = (fake.requests[0]?.body as Body).messages.at(-1);
     expect(last?.role).toBe('user');
     expect(text(last?.content)).toBe('## Task\n\nReview foo for correctness and style.');
+  });
+
+  it('CMD-1 crystal run "/review foo" enforces the command’s allowed-tools: a write is refused naming /review, exit 0', async () => {
+    const workspace = claudeProject();
+    const { fake, home } = await setup(
+      [{ toolCalls: [{ id: 'w', name: 'write', arguments: { path: 'fixed.txt', contents: 'x' } }] }, { text: 'could not fix' }],
+      { sandbox: 'off' },
+    );
+    const result = await runCrystal(['run', '--approval', 'full', '/review foo'], { home: home.path, cwd: workspace });
+    expect(result.code).toBe(0);
+    expect(existsSync(join(workspace, 'fixed.txt'))).toBe(false);
+    const tool = (fake.requests[1]?.body as Body).messages.find((m) => m.role === 'tool');
+    expect(text(tool?.content)).toMatch(
+      /^The \/review command allows only these tools \(its allowed-tools\): Bash\(git diff:\*\), Read, Grep\./,
+    );
   });
 
   it('CMD-1 crystal run refuses a slash command that is neither custom nor runnable, before any request', async () => {

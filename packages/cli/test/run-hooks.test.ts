@@ -65,7 +65,7 @@ const text = (content: unknown): string =>
   typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
 
 describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
-  it('HOOK-1 a trusted project PreToolUse hook blocks rm with a reason the model sees; other calls run', async () => {
+  it('HOOK-1 a trusted project PreToolUse hook blocks rm with its own text naming the hook (exit 0, not 4); other calls run', async () => {
     const workspace = projectWithRmHook();
     fake = await FakeProvider.start({ replies: SCRIPT, whenExhausted: 'error' });
     home = tempHome(fakeConfig(fake.baseUri));
@@ -75,13 +75,14 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
       cwd: workspace,
     });
     expect(result.stderr).toBe('');
-    // Exit 4: the turn completed with a call refused (the hook's block counts as a policy denial).
-    expect(result.code).toBe(4);
+    // HOOK-1, §1.3: a hook's block is no operator prompt denied, so the completed turn exits 0 (not 4).
+    expect(result.code).toBe(0);
     expect(readFileSync(join(workspace, 'victim.txt'), 'utf8')).toBe('keep me\n');
     expect(existsSync(join(workspace, 'made.txt'))).toBe(true);
     const tools = (fake.requests[1]?.body as Body).messages.filter((m) => m.role === 'tool');
-    expect(text(tools.find((m) => m.tool_call_id === 'call-rm')?.content)).toContain(
-      'Blocked by a PreToolUse hook: rm is not allowed in this repository; move files to trash/ instead.',
+    // The model reads the hook's own text, naming the hook, never "The operator denied…".
+    expect(text(tools.find((m) => m.tool_call_id === 'call-rm')?.content)).toBe(
+      'Blocked by the PreToolUse hook `sh "$CLAUDE_PROJECT_DIR/.claude/hooks/block-rm.sh"`: rm is not allowed in this repository; move files to trash/ instead.',
     );
     expect(text(tools.find((m) => m.tool_call_id === 'call-ok')?.content)).toContain('exit 0');
   });
@@ -104,8 +105,7 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
       home: home.path,
       cwd: workspace,
     });
-    // Exit 4: the turn completed with a call refused (the hook's block counts as a policy denial).
-    expect(result.code).toBe(4);
+    expect(result.code).toBe(0);
     expect(readFileSync(join(workspace, 'victim.txt'), 'utf8')).toBe('keep me\n');
   });
 
@@ -131,14 +131,48 @@ describe('PreToolUse hooks in crystal run (HOOK-1)', () => {
       }),
     );
     const result = await runCrystal(['run', '--approval', 'full', 'clean up'], { home: home.path, cwd: workspace });
-    // Exit 4: the turn completed with a call refused (the hook's block counts as a policy denial).
-    expect(result.code).toBe(4);
+    expect(result.code).toBe(0);
     expect(existsSync(join(workspace, 'victim.txt'))).toBe(true);
     const tools = (fake.requests[1]?.body as Body).messages.filter((m) => m.role === 'tool');
-    expect(text(tools.find((m) => m.tool_call_id === 'call-rm')?.content)).toContain(
-      'Blocked by a PreToolUse hook: No rm from Home policy.',
-    );
+    const blocked = text(tools.find((m) => m.tool_call_id === 'call-rm')?.content);
+    expect(blocked).toMatch(/^Blocked by the PreToolUse hook `grep -q .*`: No rm from Home policy\.$/);
+    expect(blocked).not.toContain('The operator denied');
     expect(existsSync(join(workspace, 'made.txt'))).toBe(true);
+  });
+
+  it('HOOK-1 a UserPromptSubmit hook that refuses the prompt: crystal run exits 1 naming the hook, and nothing is sent', async () => {
+    const workspace = realpathSync(tempDir('crystal-hook-prompt-'));
+    fake = await FakeProvider.start({ replies: [{ text: 'never' }], whenExhausted: 'error' });
+    home = tempHome(
+      fakeConfig(fake.baseUri, {
+        hooks: { UserPromptSubmit: [{ hooks: [{ command: "echo 'Ask in #deploys instead.' >&2; exit 2" }] }] },
+      }),
+    );
+    const result = await runCrystal(['run', 'deploy now'], { home: home.path, cwd: workspace });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "The UserPromptSubmit hook `echo 'Ask in #deploys instead.' >&2; exit 2` blocked this prompt: Ask in #deploys instead.",
+    );
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('HOOK-1 a Stop hook keeps crystal run going once: its reason is a note, the second answer starts on its own line', async () => {
+    const workspace = realpathSync(tempDir('crystal-hook-stop-'));
+    fake = await FakeProvider.start({ replies: [{ text: 'first answer' }, { text: 'second answer' }], whenExhausted: 'error' });
+    const marker = join(workspace, 'once');
+    home = tempHome(
+      fakeConfig(fake.baseUri, {
+        hooks: {
+          Stop: [{ hooks: [{ command: `[ -e ${marker} ] && exit 0; touch ${marker}; echo 'Run the tests.' >&2; exit 2` }] }],
+        },
+      }),
+    );
+    const result = await runCrystal(['run', 'go'], { home: home.path, cwd: workspace });
+    expect(result.code).toBe(0);
+    expect(result.stdout.startsWith('first answer\nsecond answer\n')).toBe(true);
+    expect(result.stderr).toMatch(/The Stop hook `.*` asked you to continue: Run the tests\./);
+    expect(fake.requests).toHaveLength(2);
   });
 
   it('HOOK-1 a hook that hangs is killed at its timeout, reported, and the call goes on', async () => {

@@ -19,7 +19,15 @@ export interface ToolDefinition extends ToolSpec {
   readonly parallel?: boolean;
 }
 
-export type PolicyDecision = { readonly allow: true } | { readonly allow: false; readonly reason: string };
+/**
+ * `by` names who refused when it was not the operator: a hook's, the approval reviewer's or an
+ * `allowed-tools` list's
+ * reason is the whole model-visible text (not framed as an operator denial), and it does not
+ * count as a denied operator prompt.
+ */
+export type PolicyDecision =
+  | { readonly allow: true }
+  | { readonly allow: false; readonly reason: string; readonly by?: 'hook' | 'reviewer' | 'allowed-tools' };
 
 /** Decides before a call runs (approval). A denial becomes a framework-written result. */
 export interface ToolInvocationPolicy {
@@ -48,7 +56,8 @@ export const defaultExceptionMapper: ToolExceptionMapper = (error, call) => {
 };
 
 /** The framework's own text for a call the policy rejected (not written by the tool). */
-export function rejectionText(call: ParsedToolCall, reason: string): string {
+export function rejectionText(call: ParsedToolCall, reason: string, by?: 'hook' | 'reviewer' | 'allowed-tools'): string {
+  if (by !== undefined) return reason;
   return `The operator denied the '${call.name}' call: ${reason}`;
 }
 
@@ -146,7 +155,7 @@ export class ToolExecutor {
       return fail(`The arguments of '${call.name}' are not valid JSON: ${truncate(call.arguments, 200)}`);
     }
     const decision = await this.policy.decide(call, signal);
-    if (!decision.allow) return fail(rejectionText(call, decision.reason));
+    if (!decision.allow) return fail(rejectionText(call, decision.reason, decision.by));
     try {
       const output = await tool.execute(call.input, { signal, callId: call.id });
       const content: ToolResultContent[] = typeof output === 'string' ? [{ type: 'text', text: output }] : [...output];

@@ -27,6 +27,11 @@ import type {
   ApprovalRequest,
   AutoPassCard,
 } from './approval/index.js';
+import { APPROVAL_MODES } from './approval/index.js';
+import { ApprovalModel, type ApprovalModelFlags, approvalModelSettings, createReviewer } from './approval/reviewer/index.js';
+import { parseApprovalMode } from './approval/policy.js';
+import type { ToolRestriction } from './extensions/allowed-tools.js';
+import { deliverPrompt, type SessionStartSource } from './extensions/lifecycle-hooks.js';
 import { Session, type SessionOptions, type TurnHooks } from './session.js';
 import { type MarkerSpan, taggedMarker, taggedMarkerNumbers } from './images/index.js';
 import { submittedText } from './message-admission.js';
@@ -36,7 +41,7 @@ import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.j
 import { attachMcpResources, mcpPromptCommandOf, mcpStatusText } from './mcp/mcp-commands.js';
 import { catalogOf } from './catalog.js';
 import { persistPreferences, resolveModelArgument } from './preferences.js';
-import type { ThinkingEffort } from '@crystal/core';
+import { THINKING_EFFORTS, type ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 import { checkpointCommand } from './checkpoints/commands.js';
@@ -46,7 +51,13 @@ import { currentAgentPath } from './agents/lineage.js';
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
 export type QueueItem =
-  | { readonly id: number; readonly kind: 'message'; readonly text: string }
+  | {
+      readonly id: number;
+      readonly kind: 'message';
+      readonly text: string;
+      /** A custom command's `allowed-tools` for the turn that sends it (CMD-1). */
+      readonly allowedTools?: ToolRestriction;
+    }
   | { readonly id: number; readonly kind: 'command'; readonly text: string };
 
 export type ControllerEvent =
@@ -111,6 +122,8 @@ export interface ControllerOptions extends Omit<SessionOptions, 'tools' | 'polic
   readonly continueInterrupted?: boolean | undefined;
   /** `crystal run --trust-workspace`: project code may load here (SEC-1, CLI-8). */
   readonly trustWorkspace?: boolean | undefined;
+  /** REV-2: the approval-model launch flags (process only). */
+  readonly approvalModel?: ApprovalModelFlags | undefined;
 }
 
 /** What Ctrl+C did (QUEUE-12, QUEUE-13); clearing the composer is the surface's part. */
@@ -150,7 +163,21 @@ export class SessionController {
       else early.push(text);
     };
     const unattended = options.unattended === true;
+    // REV-1, REV-2: the reviewer of Review and Audit reads the active session's model context.
+    const approvalModel = new ApprovalModel(approvalModelSettings(options.config, options.approvalModel), {
+      home: options.home,
+      config: options.config,
+      env: options.env ?? process.env,
+      sessionClient: () => (holder.controller as SessionController).session.chatClient,
+      sessionThinking: () => holder.controller?.session.thinking,
+    });
+    const reviewer = createReviewer({
+      client: () => approvalModel.client(),
+      context: () => holder.controller?.session.modelContext() ?? [],
+      thinking: () => approvalModel.thinking(),
+    });
     const tools = await assembleWorkspaceTools({
+      reviewer,
       home: options.home,
       workspace: options.workspace,
       config: options.config,
@@ -174,7 +201,10 @@ export class SessionController {
         return 'dismissed';
       },
       onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
-      onAutoPass: (card) => holder.controller?.emit({ type: 'auto-pass', card }),
+      // REV-3: auto-pass cards are published unless `verboseApprovals` is false; the ask card always is.
+      ...(options.config.verboseApprovals === false
+        ? {}
+        : { onAutoPass: (card: AutoPassCard) => holder.controller?.emit({ type: 'auto-pass', card }) }),
       onNote: note,
       ...(options.deferMcpStart ? { deferMcpStart: true } : {}),
       onMcpChange: (server) => holder.controller?.emit({ type: 'mcp-changed', server }),
@@ -190,10 +220,14 @@ export class SessionController {
       tools: catalog,
       policy: tools.policy,
       mapException: tools.mapException,
+      // HOOK-1: PreCompact hooks run before every compaction, automatic or /compact.
+      beforeCompaction: (trigger, signal) => tools.lifecycle.preCompact(trigger, signal),
     });
     const controller = new SessionController(session);
     holder.controller = controller;
     controller.tools = tools;
+    controller.approvalModel = approvalModel;
+    controller.startSession(options.resume !== undefined || options.continueLatest === true ? 'resume' : 'startup');
     controller.userHome = options.userHome;
     tools.todos.onChange((items) => controller.emit({ type: 'todos', items }));
     // Beyond the peers: a turn a crash interrupted (say, while an approval was pending) goes on
@@ -251,6 +285,7 @@ export class SessionController {
 
   private resumePending = false;
   private userHome: string | undefined;
+  private approvalModel: ApprovalModel | undefined;
 
   /** AGENT-3: parallel children may ask at once; the operator gets one card at a time, in order. */
   private approvalQueue: Promise<unknown> = Promise.resolve();
@@ -383,6 +418,8 @@ export class SessionController {
     else if (event.type === 'tool-results' || event.type === 'round-started') this.setActivity('turn');
     else if (event.type === 'compaction-started') this.setActivity('compacting');
     else if (event.type === 'compaction-finished') this.setActivity(this.turnRunning ? 'turn' : 'idle');
+    // HOOK-1: after a compaction, SessionStart hooks run with source "compact", as in Claude Code.
+    if (event.type === 'compaction-finished' && event.outcome === 'applied') this.startSession('compact');
     this.emit(event);
   };
 
@@ -445,6 +482,7 @@ export class SessionController {
   ctrlC(composerEmpty: boolean): CtrlCOutcome {
     if (this.current !== 'idle') {
       this.shellAbort?.abort();
+      this.hookAbort?.abort();
       this.active.cancel();
       return 'interrupted';
     }
@@ -525,7 +563,8 @@ export class SessionController {
       // pending `!cmd` output goes with it as with typed text (TUIX-4).
       const shellContext = this.shellContext.splice(0);
       const sent = shellContext.length > 0 ? `${shellContext.join('\n\n')}\n\n${message}` : message;
-      this.enqueue({ id: this.nextId++, kind: 'message', text: sent });
+      const allowedTools = { source: `the /${custom.command.name} command`, patterns: custom.command.allowedTools };
+      this.enqueue({ id: this.nextId++, kind: 'message', text: sent, allowedTools });
       if (this.current === 'idle') this.pump();
       return;
     }
@@ -597,7 +636,12 @@ export class SessionController {
   /** Takes queued follow-ups up to the first queued command (commands keep their place). */
   private takeMessages(): string[] {
     const taken: string[] = [];
-    while (this.queueItems[0]?.kind === 'message') taken.push((this.queueItems.shift() as QueueItem).text);
+    while (this.queueItems[0]?.kind === 'message') {
+      const item = this.queueItems.shift() as Extract<QueueItem, { kind: 'message' }>;
+      taken.push(item.text);
+      // CMD-1: a command's allowed-tools hold for the turn its text joins.
+      this.tools?.scope.add(item.allowedTools);
+    }
     if (taken.length > 0) this.queueChanged();
     return taken;
   }
@@ -680,9 +724,10 @@ export class SessionController {
    * One message, one turn, its result (the face `crystal run` drives): the same admission,
    * saving and follow-up rules as `submit`; a refusal before any request (MODEL-1) is thrown.
    */
-  async sendOnce(typed: string, spans: readonly MarkerSpan[] = []): Promise<TurnResult> {
+  async sendOnce(typed: string, spans: readonly MarkerSpan[] = [], allowedTools?: ToolRestriction): Promise<TurnResult> {
     await this.whenIdle();
     if (this.quitting) throw new UsageError('The session is closing; nothing more is sent.');
+    this.tools?.scope.add(allowedTools);
     const text = submittedText(typed, spans);
     type Outcome = { readonly result: TurnResult } | { readonly error: unknown };
     let outcome = { error: new Error('The turn did not run.') } as Outcome;
@@ -692,10 +737,14 @@ export class SessionController {
       try {
         // MCP-6: `@server:uri` mentions attach the resource's text, as in `submit`.
         const attached = await attachMcpResources(text, this.tools?.mcp.manager);
-        outcome = { result: await this.active.send(attached, this.turnHooks()) };
+        const result = await this.deliver(attached);
+        // HOOK-1: a prompt a UserPromptSubmit hook refused never ran; `run` reports it (exit 1).
+        if ('blocked' in result) throw new UsageError(result.blocked);
+        outcome = { result };
       } catch (error) {
         outcome = { error };
       } finally {
+        this.tools?.scope.clear();
         this.turnRunning = false;
         this.setActivity('idle');
       }
@@ -717,7 +766,12 @@ export class SessionController {
     try {
       // MCP-6: `@server:uri` mentions attach the resource's text.
       const attached = await attachMcpResources(text, this.tools?.mcp.manager);
-      return await this.active.send(attached, this.turnHooks());
+      const result = await this.deliver(attached);
+      if ('blocked' in result) {
+        this.emit({ type: 'error', message: result.blocked });
+        return undefined;
+      }
+      return result;
     } catch (error) {
       // A refusal before the request (an image for a text-only model, …) is reported, not thrown.
       this.emit({ type: 'error', message: (error as Error).message });
@@ -725,6 +779,56 @@ export class SessionController {
     } finally {
       this.turnRunning = false;
       this.setActivity('idle');
+    }
+  }
+
+  private hookAbort: AbortController | undefined;
+  /** Ends SessionStart hooks still running when the session closes. */
+  private readonly sessionAbort = new AbortController();
+  /** Context the SessionStart hooks gave, added to the next prompt (HOOK-1). */
+  private sessionStartContext: Promise<readonly string[]> | undefined;
+
+  /** HOOK-1: SessionStart hooks run in the background; their context waits for the next prompt. */
+  private startSession(source: SessionStartSource): void {
+    const hooks = this.tools?.lifecycle;
+    if (!hooks) return;
+    const previous = this.sessionStartContext;
+    const signal = this.sessionAbort.signal;
+    this.sessionStartContext = (async () => [...((await previous) ?? []), ...(await hooks.sessionStart(source, signal))])();
+  }
+
+  /**
+   * One prompt through the lifecycle hooks (HOOK-1): UserPromptSubmit may refuse it or add
+   * context (with any SessionStart context); after a completed turn, a Stop hook may keep the
+   * agent going with its reason as the next message, at most MAX_STOP_CONTINUATIONS times.
+   */
+  private async deliver(text: string): Promise<TurnResult | { readonly blocked: string }> {
+    try {
+      return await this.deliverThroughHooks(text);
+    } finally {
+      // CMD-1, SKILL-1: allowed-tools hold until the turn ends.
+      this.tools?.scope.clear();
+    }
+  }
+
+  private async deliverThroughHooks(text: string): Promise<TurnResult | { readonly blocked: string }> {
+    const hooks = this.tools?.lifecycle;
+    if (!hooks) return this.active.send(text, this.turnHooks());
+    const abort = new AbortController();
+    this.hookAbort = abort;
+    try {
+      const started = (await this.sessionStartContext) ?? [];
+      this.sessionStartContext = undefined;
+      return await deliverPrompt({
+        hooks,
+        text,
+        started,
+        send: (message) => this.active.send(message, this.turnHooks()),
+        note: (message) => this.note(message),
+        signal: abort.signal,
+      });
+    } finally {
+      if (this.hookAbort === abort) this.hookAbort = undefined;
     }
   }
 
@@ -785,10 +889,12 @@ export class SessionController {
       }
       case 'clear':
         await this.replace({ resume: undefined, continueLatest: false }, false);
+        this.startSession('clear');
         return { kind: 'text', text: `New conversation ${this.active.id}.` };
       case 'resume': {
         if (arg === '') return this.execute({ ...command, spec: { ...command.spec, name: 'sessions' }, argument: '' });
         await this.replace({ resume: arg, continueLatest: false }, true);
+        this.startSession('resume');
         return { kind: 'text', text: `Resumed ${this.active.id}.` };
       }
       case 'model': {
@@ -836,12 +942,26 @@ export class SessionController {
         return { kind: 'text', title: 'Todos', text: items.map((t) => `- ${mark[t.status]} ${t.content}`).join('\n') };
       }
       case 'approval': {
-        const modes: readonly ApprovalMode[] = ['default', 'edit', 'full'];
+        const modes: readonly ApprovalMode[] = APPROVAL_MODES;
         const policy = this.tools?.policy;
         if (!policy) return { kind: 'error', text: 'No approval policy in this session.' };
+        // REV-2: `/approval model …` and `/approval thinking …` set the reviewer's model and gear.
+        const [sub, ...rest] = arg.split(/\s+/);
+        if ((sub === 'model' || sub === 'thinking') && this.approvalModel) {
+          try {
+            const text =
+              sub === 'model'
+                ? await this.approvalModel.command(rest.join(' '))
+                : await this.approvalModel.thinkingCommand(rest.join(' '), THINKING_EFFORTS);
+            return { kind: 'text', text };
+          } catch (error) {
+            return { kind: 'error', text: (error as Error).message };
+          }
+        }
         const next =
-          arg === '' ? (modes[(modes.indexOf(policy.mode) + 1) % modes.length] as ApprovalMode) : (arg as ApprovalMode);
-        if (!modes.includes(next)) return { kind: 'error', text: `Approval modes: ${modes.join(', ')}.` };
+          arg === '' ? (modes[(modes.indexOf(policy.mode) + 1) % modes.length] as ApprovalMode) : parseApprovalMode(arg);
+        if (next === undefined || !modes.includes(next))
+          return { kind: 'error', text: `Approval modes: ${modes.join(', ')}; also /approval model and /approval thinking.` };
         policy.setMode(next);
         await persistPreferences(this.active.home, { approval: next });
         return { kind: 'text', text: `Approval mode: ${next}.` };
@@ -984,6 +1104,8 @@ export class SessionController {
     if (this.quitting) return;
     this.quitting = true;
     this.shellAbort?.abort();
+    this.hookAbort?.abort();
+    this.sessionAbort.abort();
     this.active.cancel();
     await this.whenIdle();
     if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
@@ -1002,6 +1124,7 @@ export class SessionController {
    * itself, REL-1/REL-3): MCP servers stop, the lock is released, the sandbox proxy closes.
    */
   async release(): Promise<void> {
+    this.sessionAbort.abort();
     try {
       await this.tools?.close();
     } finally {
@@ -1013,6 +1136,7 @@ export class SessionController {
 
   async close(): Promise<void> {
     this.quitting = true;
+    this.hookAbort?.abort();
     this.active.cancel();
     await this.whenIdle();
     try {

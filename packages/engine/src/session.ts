@@ -67,6 +67,8 @@ import { admitUserText } from './message-admission.js';
 import { type AgentHost, AgentRuntime, envBlockOf, imagePartsOf, markChildrenInterrupted, TASK_TOOL } from './agents/index.js';
 
 export interface SessionOptions {
+  /** HOOK-1: runs before each compaction (PreCompact hooks); `manual` for /compact. */
+  readonly beforeCompaction?: (trigger: 'manual' | 'auto', signal: AbortSignal) => Promise<void>;
   readonly home: string;
   readonly workspace: string;
   readonly config: Config;
@@ -359,6 +361,16 @@ export class Session {
     return this.state.archive;
   }
 
+  /** The model context (HIST-4): what the approval reviewer reads. */
+  modelContext(): readonly ChatMessage[] {
+    return this.state.context;
+  }
+
+  /** The working model's client (the reviewer's when no approval model is on, REV-2). */
+  get chatClient(): StreamingChatClient {
+    return this.client;
+  }
+
   on(listener: EngineListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -451,7 +463,8 @@ export class Session {
       const turnPolicy: ToolInvocationPolicy = {
         decide: async (call, signal) => {
           const decision = policy ? await policy.decide(call, signal) : ({ allow: true } as const);
-          if (!decision.allow) denied = true;
+          // A hook's block or a reviewer's deny is not a denied operator prompt (crystal run exits 0, §1.3).
+          if (!decision.allow && decision.by === undefined) denied = true;
           return decision;
         },
       };
@@ -619,6 +632,8 @@ export class Session {
       const limit = compactionLimit({ contextWindow: window, maxTokens, threshold });
       if (!shouldCompact({ estimate: this.meter.estimate(this.state.context), lastReportedTokens, limit })) return undefined;
     }
+    // HOOK-1: PreCompact hooks see the session before it is compacted.
+    await this.options.beforeCompaction?.(forced ? 'manual' : 'auto', signal);
     const systemText = this.state.context[0]?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';
     this.publish({ type: 'compaction-started', forced });
     let result: CompactionResult;

@@ -4,6 +4,7 @@
  * executor (CORE-5, APPR-1..3) and the tool exception mapper. `crystal run` passes no `ask`,
  * so every call that would ask is denied with the normal rejection (CLI-2).
  */
+import { join } from 'node:path';
 import type { ToolContext, ToolDefinition } from '@crystal/core';
 import {
   type ApprovalReply,
@@ -13,6 +14,7 @@ import {
   type ApprovalRequest,
   type AutoPassCard,
   createApprovalPolicy,
+  type Reviewer,
 } from './approval/index.js';
 import { bashTimeoutMs } from './bash-timeout.js';
 import { childEnvironment } from './child-env.js';
@@ -22,6 +24,8 @@ import type { Config } from './config/schema.js';
 import { discoverToolSets, externalToolFacts, externalToolsFor, loadExternalTools } from './external-tools/index.js';
 import { builtinExceptionMapper, type Question, type QuestionAnswers, TodoStore } from './tools/builtin/index.js';
 import { loadHooks, withPostToolUseHooks, withPreToolUseHooks } from './extensions/hooks.js';
+import { createLifecycleHooks, type LifecycleHooks } from './extensions/lifecycle-hooks.js';
+import { ToolScope, withToolScope } from './extensions/allowed-tools.js';
 import { discoverSkills, skillTool } from './extensions/skills.js';
 import { imageLimitsFrom } from './images/index.js';
 import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/catalog.js';
@@ -67,6 +71,8 @@ export interface WorkspaceToolOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** The platform the sandbox is detected for (tests); default `process.platform`. */
   readonly platform?: NodeJS.Platform;
+  /** The reviewer model of Review and Audit (REV-1). */
+  readonly reviewer?: Reviewer;
 }
 
 export interface WorkspaceTools {
@@ -80,6 +86,10 @@ export interface WorkspaceTools {
   readonly mcp: McpHost;
   /** The OS sandbox bash and exec tools run in (SBX-1..3). */
   readonly containment: Containment;
+  /** HOOK-1: SessionStart, UserPromptSubmit, Stop and PreCompact hooks. */
+  readonly lifecycle: LifecycleHooks;
+  /** CMD-1, SKILL-1: the running turn's `allowed-tools` restrictions. */
+  readonly scope: ToolScope;
   mode(): Mode;
   setMode(mode: Mode): void;
   /** Starts the MCP servers in the background when `deferMcpStart` held them (idempotent). */
@@ -163,7 +173,15 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   // SKILL-1: skills are text and load in any workspace; they are found afresh when asked.
   const skillsOn = options.skills ?? options.config.skills ?? true;
   const skillPlaces = { home: options.home, workspace: options.workspace, userHome: options.userHome };
-  const skills = skillsOn ? [skillTool(() => discoverSkills(skillPlaces))] : [];
+  const scope = new ToolScope();
+  const skills = skillsOn
+    ? [
+        skillTool(
+          () => discoverSkills(skillPlaces),
+          (skill) => scope.add({ source: `the skill "${skill.id}"`, patterns: skill.allowedTools }),
+        ),
+      ]
+    : [];
   const execTools = new Set(external.tools.filter((tool) => tool.runner === 'exec').map((tool) => tool.name));
   const spawns = (tool: string): boolean => tool === 'bash' || execTools.has(tool);
   const policy: ApprovalPolicy = createApprovalPolicy({
@@ -175,6 +193,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.onAutoPass ? { onAutoPass: options.onAutoPass } : {}),
     ...(options.onDecided ? { onDecided: options.onDecided } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
+    ...(options.reviewer ? { reviewer: options.reviewer } : {}),
     externalTool: (name) => externalFacts(name) ?? mcp.facts(name),
     ...(skillsOn ? { skillRoots: () => discoverSkills(skillPlaces).roots } : {}),
     sandbox: {
@@ -186,7 +205,17 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   });
   // HOOK-1: config.json hooks always; the project's only when trust.ts mayRunProjectCode says so.
   const hooks = loadHooks({ home: options.home, workspace: options.workspace, hooks: options.config.hooks, projectCode });
-  const hookContext = { workspace: options.workspace, sessionId: options.sessionId, onNote: options.onNote, env: options.env };
+  // SBX-1: a project's hooks are project code and run in the OS sandbox like bash, when it is on.
+  const contain = containment.sandboxed
+    ? (argv: readonly [string, ...string[]], childEnv: NodeJS.ProcessEnv) =>
+        containment.wrap({ argv, cwd: options.workspace, env: childEnv })
+    : undefined;
+  // SEC-6: hooks get the scrubbed child environment like every other child (no provider keys).
+  const hookContext = { workspace: options.workspace, sessionId: options.sessionId, onNote: options.onNote, env, contain };
+  const lifecycle = createLifecycleHooks(hooks, {
+    ...hookContext,
+    transcriptPath: () => join(options.home, 'sessions', `${options.sessionId()}.json`),
+  });
   return {
     tools: () =>
       withPostToolUseHooks(
@@ -201,7 +230,8 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
         hooks.postToolUse,
         hookContext,
       ),
-    policy: withPreToolUseHooks(policy, hooks.preToolUse, hookContext),
+    policy: withToolScope(withPreToolUseHooks(policy, hooks.preToolUse, hookContext), scope),
+    scope,
     todos,
     mapException: builtinExceptionMapper,
     // REL-12: unknown config keys are shown with the start-up notes, once.
@@ -213,6 +243,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       ...hooks.notes,
     ],
     containment,
+    lifecycle,
     mcp,
     startMcp: () => mcp.manager?.start(),
     close: () => mcp.close(),

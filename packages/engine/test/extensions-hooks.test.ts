@@ -78,7 +78,7 @@ describe('hook loading (HOOK-1)', () => {
       ),
     }).preToolUse;
     expect(await preToolUse(deny, call('read', { path: 'a' }), signal, context)).toEqual({
-      block: 'Blocked by a PreToolUse hook: nope',
+      block: `Blocked by the PreToolUse hook \`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}'\`: nope`,
     });
   });
 
@@ -96,7 +96,9 @@ describe('hook loading (HOOK-1)', () => {
     const tools = await assembleWorkspaceTools({ ...p, config, mode: 'work', sessionId: () => 's2', imageInput: () => false });
     const read = tools.tools().find((t) => t.name === 'read');
     const output = await read?.execute({ path: 'a.txt' }, { signal: new AbortController().signal, callId: 'c1' });
-    expect(output).toBe('     1|alpha\n\nA PostToolUse hook objected: file was read; do not quote secrets');
+    expect(output).toBe(
+      `     1|alpha\n\nThe PostToolUse hook \`cat > ${seen}; echo 'file was read; do not quote secrets' >&2; exit 2\` objected: file was read; do not quote secrets`,
+    );
     const { readFileSync } = await import('node:fs');
     expect(JSON.parse(readFileSync(seen, 'utf8'))).toMatchObject({
       hook_event_name: 'PostToolUse',

@@ -12,7 +12,7 @@ export function pickerCommands(
   const sessions = async (): Promise<readonly string[]> =>
     (await listSessions(home, workspace()).catch(() => [])).map((s) => s.id);
   const fixed: Record<string, (arg: string) => readonly string[] | Promise<readonly string[]>> = {
-    approval: () => ['default', 'edit', 'full'],
+    approval: () => ['default', 'edit', 'review', 'audit', 'full', 'model', 'thinking'],
     export: () => ['json', 'markdown'],
     sessions: () => ['all'],
     stats: () => ['all'],

@@ -55,6 +55,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
     thinking: options.thinking,
     limits: options.limits,
     approval: options.approval,
+    approvalModel: options.approvalModel,
     plan: options.plan,
     bashTimeoutSeconds: options.bashTimeoutSeconds,
     skills: options.skills,

@@ -5,11 +5,13 @@
 import type { ChatMessage } from '@crystal/core';
 import {
   type Activity,
+  autoPassCardLines,
   type ControllerEvent,
   catalogOf,
   type Config,
   changePreview,
   resultDiffLines,
+  type ReviewCardFields,
   type SessionController,
 } from '@crystal/engine';
 import {
@@ -275,6 +277,7 @@ export class SessionView {
         this.app.setApproval({
           id: event.prompt.id,
           ...event.prompt.card,
+          ...(event.prompt.card.review ? { reviewNote: reviewNoteOf(event.prompt.card.review) } : {}),
           choices: event.prompt.choices,
           agent: event.prompt.agent,
         });
@@ -295,6 +298,8 @@ export class SessionView {
         this.app.transcriptChanged();
         return;
       case 'auto-pass':
+        // REV-3: the engine publishes these only while verboseApprovals is on.
+        this.push(new PanelEntry('Auto-approved', autoPassCardLines(event.card).join('\n')));
         return;
       case 'question-requested':
         this.app.setQuestion({ id: event.prompt.id, questions: event.prompt.questions });
@@ -408,4 +413,12 @@ export class SessionView {
     }
     this.app.transcript.push(...entries);
   }
+}
+
+/** REV-1: the reviewer's pending verdict on the ask card, one line. */
+function reviewNoteOf(review: ReviewCardFields): string {
+  const levels = [review.risk ? `risk ${review.risk}` : '', review.authorization ? `authorization ${review.authorization}` : '']
+    .filter(Boolean)
+    .join(', ');
+  return `Reviewer: ${review.outcome}${levels ? ` (${levels})` : ''}${review.rationale ? ` · ${review.rationale}` : ''}`;
 }

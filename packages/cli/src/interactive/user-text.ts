@@ -2,12 +2,16 @@
  * A user message as the transcript shows it: the provenance prefix removed (IMG-5), and the
  * ranges of attached markers so they keep their colour.
  */
-import { MARKER_PREFIX, splitMentionBlocks, splitShellBlocks } from '@crystal/engine';
+import { MARKER_PREFIX, splitHookContext, splitMentionBlocks, splitShellBlocks } from '@crystal/engine';
 import type { MarkerRange } from '@crystal/tui';
 
 const TAGGED = new RegExp(`${MARKER_PREFIX}(\\[Image #[1-9][0-9]*\\])`, 'g');
 
-export function displayUserText(sent: string): { text: string; markers: MarkerRange[] } {
+export function displayUserText(sentWithHooks: string): { text: string; markers: MarkerRange[] } {
+  // HOOK-1: context a SessionStart or UserPromptSubmit hook added is named, not printed.
+  const hooked = splitHookContext(sentWithHooks);
+  const sent =
+    hooked.events.length === 0 ? hooked.text : `${hooked.text}\n[with ${[...new Set(hooked.events)].join(', ')} hook context]`;
   // TUIX-4: `!cmd` output sent along is named, not printed again (its card shows it).
   const shell = splitShellBlocks(sent);
   // TUIX-5: the files an @ mention attached are named, not printed.

@@ -23,12 +23,63 @@ export interface ApprovalCard {
   readonly sandbox?: string;
   /** TUIX-12: what a Session or Always answer covers (the tool and the path or command). */
   readonly grantScope?: string;
+  /** REV-1: the reviewer's verdict (an ask card shows the pending one; a review allow its outcome). */
+  readonly review?: ReviewCardFields;
 }
 
-/** The card of a call that passed without asking (§6.5). */
+/** The reviewer's assessment as a card shows it (Title Case levels, escaped rationale). */
+export interface ReviewCardFields {
+  readonly outcome: 'Allow' | 'Deny' | 'Ask';
+  readonly risk?: 'Low' | 'Medium' | 'High';
+  readonly authorization?: 'Low' | 'Medium' | 'High';
+  readonly rationale: string;
+}
+
+/** The card of a call that passed without asking (§6.5): by policy, a grant or a review allow. */
 export interface AutoPassCard extends ApprovalCard {
   readonly status: 'Approved';
-  readonly reason: 'Policy' | 'Grant';
+  readonly reason: 'Policy' | 'Grant' | 'Review';
+}
+
+const TITLE = { low: 'Low', medium: 'Medium', high: 'High', allow: 'Allow', deny: 'Deny', ask: 'Ask' } as const;
+
+/** A review verdict as card fields; the rationale (or the failure) is escaped and capped. */
+export function reviewCardFields(verdict: {
+  readonly outcome: 'allow' | 'deny' | 'ask';
+  readonly risk?: 'low' | 'medium' | 'high' | undefined;
+  readonly authorization?: 'low' | 'medium' | 'high' | undefined;
+  readonly rationale: string;
+  readonly failure?: string | undefined;
+}): ReviewCardFields {
+  const rationale = verdict.failure ?? verdict.rationale;
+  return {
+    outcome: TITLE[verdict.outcome],
+    ...(verdict.risk ? { risk: TITLE[verdict.risk] } : {}),
+    ...(verdict.authorization ? { authorization: TITLE[verdict.authorization] } : {}),
+    rationale: capLine(escapeCardText(rationale)),
+  };
+}
+
+/**
+ * The lines of an auto-pass card (§6.5), compact, for every surface: Status, Reason, Risk and
+ * Authority on one line, the classifier summary, and for a review allow its Outcome, review risk
+ * and authorisation, then the rationale. Values are already escaped.
+ */
+export function autoPassCardLines(card: AutoPassCard): string[] {
+  const lines = [
+    `Status: ${card.status} · Reason: ${card.reason} · Risk: ${card.risk} · Authority: ${card.authority}`,
+    `Summary: ${card.summary}`,
+  ];
+  if (card.review) {
+    const levels = [
+      `Outcome: ${card.review.outcome}`,
+      ...(card.review.risk ? [`Review risk: ${card.review.risk}`] : []),
+      ...(card.review.authorization ? [`Authorization: ${card.review.authorization}`] : []),
+    ];
+    lines.push(levels.join(' · '));
+    if (card.review.rationale) lines.push(`Rationale: ${card.review.rationale}`);
+  }
+  return lines;
 }
 
 export const PREVIEW_MAX_LINES = 40;

@@ -5,3 +5,4 @@ export * from './grants.js';
 export * from './policy.js';
 export * from './sandbox-rule.js';
 export * from './grant-scope.js';
+export * from './reviewer/index.js';

@@ -4,7 +4,8 @@
  *   1. Plan rejects `edit`, `write` and `bash`;
  *   2. auto-pass by mode for workspace-bounded, non-privileged calls;
  *   3. a Session or Always grant passes;
- *   4. (the seam for a reviewer model: Review and Audit modes are not in this version);
+ *   4. in Review and Audit, the reviewer model (REV-1, `reviewer/`): deny is a model-visible
+ *      rejection, allow passes unless Forbidden or protected, ask (and every failure) falls through;
  *   5. ask the operator: Once / Session / Always / Deny. Without an operator (`crystal run`)
  *      the ask is a deny. A Forbidden call is only ever granted Once.
  * A denial is returned as a reason; core writes the model-visible result, never the tool.
@@ -12,14 +13,24 @@
 import { resolve } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolInvocationPolicy } from '@crystal/core';
 import { changePreview } from '../change-preview.js';
-import { type ApprovalCard, type AutoPassCard, buildCard, escapeCardText } from './card.js';
+import { type ApprovalCard, type AutoPassCard, buildCard, escapeCardText, reviewCardFields } from './card.js';
 import { type Classification, type ExternalToolFacts, classify, type ToolClassifier } from './classifier.js';
 import { grantScopeText } from './grant-scope.js';
 import { GrantStore, grantFor, NETWORK_ASK_TOOL } from './grants.js';
+import { type Reviewer, type ReviewVerdict, reviewerDeniedText } from './reviewer/reviewer.js';
 import { approvedNetwork, type SandboxFacts, sandboxContains } from './sandbox-rule.js';
 
-export type ApprovalMode = 'default' | 'edit' | 'full';
-export const APPROVAL_MODES: readonly ApprovalMode[] = ['default', 'edit', 'full'];
+export type ApprovalMode = 'default' | 'edit' | 'review' | 'audit' | 'full';
+/** The `/approval` cycle order (§6.4): Default → Edit → Review → Audit → Full. */
+export const APPROVAL_MODES: readonly ApprovalMode[] = ['default', 'edit', 'review', 'audit', 'full'];
+
+/** A mode name as config and flags spell it; legacy `autoedit` is edit, `fullreview`/`full-review` are audit (§2.2). */
+export function parseApprovalMode(value: string): ApprovalMode | undefined {
+  const v = value.trim().toLowerCase();
+  if (v === 'autoedit') return 'edit';
+  if (v === 'fullreview' || v === 'full-review') return 'audit';
+  return (APPROVAL_MODES as readonly string[]).includes(v) ? (v as ApprovalMode) : undefined;
+}
 
 export type ApprovalAnswer = 'once' | 'session' | 'always' | 'deny';
 /** TUIX-12: a denial that tells the model what to do instead (the text reaches it in the tool result). */
@@ -62,7 +73,20 @@ export interface ApprovalOutcome {
   readonly call: ParsedToolCall;
   readonly classification?: Classification;
   readonly allowed: boolean;
-  readonly by: 'plan' | 'policy' | 'grant' | 'once' | 'session' | 'always' | 'deny' | 'unattended' | 'cancelled';
+  readonly by:
+    | 'plan'
+    | 'policy'
+    | 'grant'
+    | 'review'
+    | 'review-deny'
+    | 'once'
+    | 'session'
+    | 'always'
+    | 'deny'
+    | 'unattended'
+    | 'cancelled';
+  /** The reviewer's verdict, when it was asked (REV-1). */
+  readonly review?: ReviewVerdict;
   /** The operator's instruction with a denial (TUIX-12). */
   readonly feedback?: string;
 }
@@ -89,6 +113,8 @@ export interface ApprovalPolicyOptions {
   readonly classifiers?: readonly ToolClassifier[];
   /** The OS sandbox (SBX-3): which calls it covers, the card line, network grants. */
   readonly sandbox?: SandboxFacts;
+  /** The reviewer model of Review and Audit (REV-1); without one those modes ask like Edit and Default. */
+  readonly reviewer?: Reviewer;
 }
 
 export interface ApprovalPolicy extends ToolInvocationPolicy {
@@ -138,20 +164,37 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
     if (outcome.allowed) return { allow: true };
     if (outcome.by === 'plan') return { allow: false, reason: planRejectionText(outcome.call.name) };
     if (outcome.by === 'cancelled') return { allow: false, reason: CANCELLED_TEXT };
+    if (outcome.by === 'review-deny')
+      return { allow: false, reason: reviewerDeniedText(outcome.review?.rationale ?? ''), by: 'reviewer' };
     if (outcome.feedback) return { allow: false, reason: declinedWithFeedbackText(outcome.feedback) };
     return { allow: false, reason: DECLINED_TEXT };
   };
-  const autoPass = (call: ParsedToolCall, classification: Classification, reason: 'Policy' | 'Grant'): PolicyDecision => {
-    options.onAutoPass?.({ ...cardOf(call, classification), status: 'Approved', reason });
-    return decided({ call, classification, allowed: true, by: reason === 'Policy' ? 'policy' : 'grant' });
+  const autoPass = (
+    call: ParsedToolCall,
+    classification: Classification,
+    reason: 'Policy' | 'Grant' | 'Review',
+    review?: ReviewVerdict,
+  ): PolicyDecision => {
+    options.onAutoPass?.({
+      ...cardOf(call, classification),
+      status: 'Approved',
+      reason,
+      ...(review ? { review: reviewCardFields(review) } : {}),
+    });
+    const by = reason === 'Policy' ? 'policy' : reason === 'Grant' ? 'grant' : 'review';
+    return decided({ call, classification, allowed: true, by, ...(review ? { review } : {}) });
   };
 
   const askOperator = async (
     call: ParsedToolCall,
     classification: Classification,
     signal: AbortSignal,
+    review?: ReviewVerdict,
   ): Promise<PolicyDecision> => {
-    if (!options.ask) return decided({ call, classification, allowed: false, by: 'unattended' });
+    if (!options.ask) {
+      if (review?.failure) options.onNote?.(review.failure);
+      return decided({ call, classification, allowed: false, by: 'unattended', ...(review ? { review } : {}) });
+    }
     // A Forbidden call or a protected path (SEC-2, SEC-3) is only ever granted Once.
     const forbidden = classification.risk === 'forbidden' || classification.protected !== undefined;
     const preview = await changePreview(workspace(), call.name, call.input).catch(() => undefined);
@@ -163,6 +206,8 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
         // TUIX-10: edit/write show the real hunks of the file as it is now.
         ...(preview ? { preview: preview.map(escapeCardText) } : {}),
         ...(forbidden ? {} : { grantScope: grantScopeText(call) }),
+        // §6.2 step 5: the pending review verdict is shown.
+        ...(review ? { review: reviewCardFields(review) } : {}),
       },
       choices: forbidden ? FORBIDDEN_ANSWERS : ALL_ANSWERS,
       signal,
@@ -234,10 +279,22 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
       ) {
         return autoPass(call, classification, 'Grant');
       }
-      // 4. Seam: a reviewer model (Review / Audit modes) would judge the call here; deny gives a
-      //    model-visible rejection, allow passes unless Forbidden, ask falls through.
-      // 5. Ask the operator.
-      return askOperator(call, classification, signal);
+      // 4. Review / Audit: the reviewer judges; deny is a model-visible rejection, allow passes
+      //    unless Forbidden or protected, ask and every failure fall through to the operator.
+      let review: ReviewVerdict | undefined;
+      if ((mode === 'review' || mode === 'audit') && options.reviewer) {
+        const card = cardOf(call, classification);
+        const verdict = await options.reviewer.review(call, classification, card, signal);
+        if (verdict === 'cancelled') return decided({ call, classification, allowed: false, by: 'cancelled' });
+        if (verdict !== undefined) {
+          review = verdict;
+          if (verdict.outcome === 'deny') return decided({ call, classification, allowed: false, by: 'review-deny', review });
+          const mayPass = classification.risk !== 'forbidden' && classification.protected === undefined;
+          if (verdict.outcome === 'allow' && mayPass) return autoPass(call, classification, 'Review', verdict);
+        }
+      }
+      // 5. Ask the operator (with the pending verdict).
+      return askOperator(call, classification, signal, review);
     },
   };
 }
@@ -261,7 +318,8 @@ export function autoPasses(
   if (risk === 'forbidden' || risk === 'privileged' || authority !== 'workspace') return false;
   if (automatic || risk === 'read') return true;
   if (mode === 'full') return true;
-  return mode === 'edit' && (tool === 'write' || tool === 'edit');
+  // Review passes workspace write/edit like Edit; Audit has the reviewer judge them too.
+  return (mode === 'edit' || mode === 'review') && (tool === 'write' || tool === 'edit');
 }
 
 async function answerOf(

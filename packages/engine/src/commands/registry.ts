@@ -55,8 +55,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'approval',
     aliases: [],
-    usage: '/approval [default|edit|full]',
-    summary: 'Cycle or set the approval mode.',
+    usage: '/approval [default|edit|review|audit|full|model …|thinking …]',
+    summary: 'Cycle or set the approval mode; set the reviewer model and its thinking.',
     phase: 'idle-only',
   },
   { name: 'compact', aliases: ['summarize'], usage: '/compact', summary: 'Summarise older turns now.', phase: 'idle-only' },

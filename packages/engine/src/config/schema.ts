@@ -94,7 +94,24 @@ export const configSchema = z.object({
   provider: z.optional(z.string()),
   model: z.optional(z.string()),
   thinkingEffort: z.optional(effort),
-  approval: z.optional(z.enum(['default', 'edit', 'full'])),
+  /** Legacy `autoedit` is edit; `fullreview` and `full-review` are audit (reference §2.2). */
+  approval: z.optional(
+    z.pipe(
+      z.enum(['default', 'edit', 'review', 'audit', 'full', 'autoedit', 'fullreview', 'full-review']),
+      z.transform((v) => (v === 'autoedit' ? 'edit' : v === 'fullreview' || v === 'full-review' ? 'audit' : v)),
+    ),
+  ),
+  /** REV-2: the reviewer's own model; omitted or `enabled: false` means the session model reviews. */
+  approvalModel: z.optional(
+    z.object({
+      enabled: z.optional(z.boolean()),
+      provider: z.optional(z.string()),
+      model: z.optional(z.string()),
+      thinkingEffort: z.optional(effort),
+    }),
+  ),
+  /** REV-3: auto-pass cards (default true); the ask card is always shown. */
+  verboseApprovals: z.optional(z.boolean()),
   providers: z.optional(
     z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'provider names use letters, digits, - and _')), providerEntrySchema),
   ),

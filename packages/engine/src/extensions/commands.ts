@@ -2,7 +2,8 @@
  * Custom slash commands (CMD-1): Markdown files in `~/.claude/commands`, `<Home>/commands`,
  * and per project directory `.claude/commands` and `.crystal/commands` (later wins). The file
  * name is the command (`review.md` is `/review`; `git/pr.md` is `/git:pr`, as in Claude Code).
- * Front matter: `description`, `argument-hint`, `allowed-tools` (recorded, not enforced).
+ * Front matter: `description`, `argument-hint`, `allowed-tools` (the command's turn may use only
+ * those tools, allowed-tools.ts).
  * Running one sends its body, with `$ARGUMENTS` and `$1…$9` filled in, as a user message.
  * Commands are text, like `AGENTS.md`: they load in any workspace, trusted or not.
  */
@@ -17,7 +18,7 @@ export interface CustomCommand {
   readonly name: string;
   readonly description: string;
   readonly argumentHint: string;
-  /** `allowed-tools` as written; recorded for display, not enforced. */
+  /** `allowed-tools` as written; enforced for the command's turn (allowed-tools.ts). */
   readonly allowedTools: readonly string[];
   readonly body: string;
   readonly path: string;

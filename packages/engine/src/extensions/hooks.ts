@@ -1,20 +1,31 @@
 /**
- * Hooks (HOOK-1), `PreToolUse` and `PostToolUse` so far, in Claude Code's shape:
+ * Hooks (HOOK-1): `PreToolUse` and `PostToolUse` here; `SessionStart`, `UserPromptSubmit`, `Stop`
+ * and `PreCompact` in `lifecycle-hooks.ts`; all in Claude Code's shape:
  *   "hooks": { "PreToolUse": [ { "matcher": "Bash", "hooks": [ { "type": "command", "command": "…", "timeout": 60 } ] } ] }
  * from `config.json` (Home: always runs) and the project's `.crystal/settings.json` and
  * `.claude/settings.json` (project code: runs only when trust.ts `mayRunProjectCode` says so). The hook gets the call as JSON on stdin; exit code 2 (stderr is the
  * reason) or a JSON `{"decision":"block","reason":…}` on stdout blocks the call, and the model
  * sees the reason. A hook that outlives its timeout is killed with its process group and
- * reported; any other failure is reported and does not block.
+ * reported; any other failure is reported and does not block. A project's hooks are project
+ * code: with the OS sandbox on they run inside it, as bash does (SBX-1); Home's run as configured.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolDefinition, ToolInvocationPolicy } from '@crystal/core';
 import { mayRunProjectCode, type ProjectCodeTrust, untrustedProjectCodeNote } from '../trust.js';
-import { superviseGroup } from '../tools/process-group.js';
+import { type ContainArgv, superviseGroup } from '../tools/process-group.js';
 
-export type HookEvent = 'PreToolUse' | 'PostToolUse';
+export type ToolHookEvent = 'PreToolUse' | 'PostToolUse';
+export type HookEvent = ToolHookEvent | 'SessionStart' | 'UserPromptSubmit' | 'Stop' | 'PreCompact';
+export const HOOK_EVENTS: readonly HookEvent[] = [
+  'PreToolUse',
+  'PostToolUse',
+  'SessionStart',
+  'UserPromptSubmit',
+  'Stop',
+  'PreCompact',
+];
 
 export interface HookCommand {
   readonly matcher: string;
@@ -22,11 +33,17 @@ export interface HookCommand {
   readonly timeoutSeconds: number;
   /** Where it was configured (named in notes). */
   readonly source: string;
+  /** Configured by the project (`.claude/settings.json`, `.crystal/settings.json`): sandboxed when the sandbox is on. */
+  readonly project?: boolean;
 }
 
 export interface HookSet {
   readonly preToolUse: readonly HookCommand[];
   readonly postToolUse: readonly HookCommand[];
+  readonly sessionStart: readonly HookCommand[];
+  readonly userPromptSubmit: readonly HookCommand[];
+  readonly stop: readonly HookCommand[];
+  readonly preCompact: readonly HookCommand[];
   readonly notes: readonly string[];
 }
 
@@ -55,14 +72,23 @@ export function loadHooks(options: {
   projectCode?: ProjectCodeTrust;
 }): HookSet {
   const notes: string[] = [];
-  const preToolUse: HookCommand[] = [];
-  const postToolUse: HookCommand[] = [];
-  const add = (value: unknown, source: string): void => {
+  const found: Record<HookEvent, HookCommand[]> = {
+    PreToolUse: [],
+    PostToolUse: [],
+    SessionStart: [],
+    UserPromptSubmit: [],
+    Stop: [],
+    PreCompact: [],
+  };
+  const add = (value: unknown, source: string, project = false): void => {
     if (value === undefined) return;
-    for (const hook of parseEvent(value, 'PreToolUse', source, notes)) preToolUse.push(hook);
-    // The object-shape note is given once per source, by the PreToolUse pass.
-    if (typeof value !== 'object' || value === null) return;
-    for (const hook of parseEvent(value, 'PostToolUse', source, notes)) postToolUse.push(hook);
+    if (typeof value !== 'object' || value === null) {
+      notes.push(`"hooks" in ${source} must be an object of event names; it was ignored.`);
+      return;
+    }
+    for (const event of HOOK_EVENTS) {
+      for (const hook of parseEvent(value, event, source, notes)) found[event].push(project ? { ...hook, project } : hook);
+    }
   };
   add(options.hooks, join(options.home, 'config.json'));
   const projectFiles = [
@@ -86,7 +112,7 @@ export function loadHooks(options: {
   }
   if (present.length > 0) {
     const trust = options.projectCode ?? { home: options.home, workspace: options.workspace };
-    if (mayRunProjectCode(trust)) for (const { file, hooks } of present) add(hooks, file);
+    if (mayRunProjectCode(trust)) for (const { file, hooks } of present) add(hooks, file, true);
     else
       notes.push(
         untrustedProjectCodeNote(
@@ -95,14 +121,18 @@ export function loadHooks(options: {
         ),
       );
   }
-  return { preToolUse, postToolUse, notes };
+  return {
+    preToolUse: found.PreToolUse,
+    postToolUse: found.PostToolUse,
+    sessionStart: found.SessionStart,
+    userPromptSubmit: found.UserPromptSubmit,
+    stop: found.Stop,
+    preCompact: found.PreCompact,
+    notes,
+  };
 }
 
-function parseEvent(hooks: unknown, event: HookEvent, source: string, notes: string[]): HookCommand[] {
-  if (typeof hooks !== 'object' || hooks === null) {
-    notes.push(`"hooks" in ${source} must be an object of event names; it was ignored.`);
-    return [];
-  }
+function parseEvent(hooks: object, event: HookEvent, source: string, notes: string[]): HookCommand[] {
   const groups = (hooks as Record<string, unknown>)[event];
   if (groups === undefined) return [];
   if (!Array.isArray(groups)) {
@@ -150,16 +180,21 @@ export interface HookRun {
   readonly cancelled: boolean;
 }
 
-/** Runs one hook command with `input` as JSON on stdin, in its own process group, killed at its timeout. */
+/**
+ * Runs one hook command with `input` as JSON on stdin, in its own process group, killed at its
+ * timeout. A project hook goes through `contain` (the OS sandbox) when one is given.
+ */
 export function runHook(
   hook: HookCommand,
   input: unknown,
-  options: { cwd: string; signal: AbortSignal; env?: NodeJS.ProcessEnv },
+  options: { cwd: string; signal: AbortSignal; env?: NodeJS.ProcessEnv | undefined; contain?: ContainArgv | undefined },
 ): Promise<HookRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', hook.command], {
+    const env = { ...(options.env ?? process.env), CLAUDE_PROJECT_DIR: options.cwd, CRYSTAL_PROJECT_DIR: options.cwd };
+    const wrapped = hook.project ? options.contain?.(['/bin/sh', '-c', hook.command], env) : undefined;
+    const child = spawn(wrapped?.file ?? '/bin/sh', wrapped ? [...wrapped.args] : ['-c', hook.command], {
       cwd: options.cwd,
-      env: { ...(options.env ?? process.env), CLAUDE_PROJECT_DIR: options.cwd, CRYSTAL_PROJECT_DIR: options.cwd },
+      env: wrapped?.env ?? env,
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -177,10 +212,12 @@ export function runHook(
     const group = superviseGroup(child, { timeoutMs: hook.timeoutSeconds * 1000, signal: options.signal, killGraceMs: 1000 });
     child.on('error', (error) => {
       group.release(false);
+      wrapped?.cleanup();
       reject(error);
     });
     child.on('close', (exitCode) => {
       group.release(true);
+      wrapped?.cleanup();
       resolve({ exitCode, stdout, stderr, timedOut: group.timedOut, cancelled: group.cancelled });
     });
   });
@@ -191,6 +228,8 @@ export interface PreToolUseContext {
   readonly sessionId: () => string;
   readonly onNote?: ((text: string) => void) | undefined;
   readonly env?: NodeJS.ProcessEnv | undefined;
+  /** The OS sandbox for project hooks (SBX-1), when it is on. */
+  readonly contain?: ContainArgv | undefined;
 }
 
 /** What the matching PreToolUse hooks say about a call: a block with its reason, or nothing. */
@@ -204,7 +243,7 @@ export function preToolUse(
 }
 
 async function runToolHooks(
-  event: HookEvent,
+  event: ToolHookEvent,
   hooks: readonly HookCommand[],
   tool: string,
   toolInput: unknown,
@@ -225,7 +264,7 @@ async function runToolHooks(
     };
     let run: HookRun;
     try {
-      run = await runHook(hook, input, { cwd: context.workspace, signal, ...(context.env ? { env: context.env } : {}) });
+      run = await runHook(hook, input, { cwd: context.workspace, signal, env: context.env, contain: context.contain });
     } catch (error) {
       context.onNote?.(`${event} hook '${hook.command}' (${hook.source}) could not start: ${(error as Error).message}.`);
       continue;
@@ -250,7 +289,7 @@ async function runToolHooks(
 }
 
 /** `{"decision":"block","reason":…}` (or Claude's `hookSpecificOutput.permissionDecision: "deny"`): the reason, or '' when none; undefined when it does not block. */
-function parseDecision(stdout: string): string | undefined {
+export function parseDecision(stdout: string): string | undefined {
   const text = stdout.trim();
   if (!text.startsWith('{')) return undefined;
   let value: Record<string, unknown>;
@@ -268,10 +307,13 @@ function parseDecision(stdout: string): string | undefined {
   return undefined;
 }
 
-function reasonText(event: HookEvent, reason: string, hook: HookCommand): string {
+/** The model-visible text of a block: it names the hook (never "The operator denied…", which is the operator's). */
+function reasonText(event: ToolHookEvent, reason: string, hook: HookCommand): string {
   const text = reason.trim().slice(0, 4000);
-  const lead = event === 'PreToolUse' ? 'Blocked by a PreToolUse hook' : 'A PostToolUse hook objected';
-  return `${lead}${text ? `: ${text}` : ` (${hook.command}).`}`;
+  const command = hook.command.length > 200 ? `${hook.command.slice(0, 200)}…` : hook.command;
+  const lead =
+    event === 'PreToolUse' ? `Blocked by the PreToolUse hook \`${command}\`` : `The PostToolUse hook \`${command}\` objected`;
+  return `${lead}${text ? `: ${text}` : '.'}`;
 }
 
 /**
@@ -321,7 +363,7 @@ export function withPreToolUseHooks<P extends ToolInvocationPolicy>(
   Object.defineProperty(wrapped, 'decide', {
     value: async (call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> => {
       const verdict = await preToolUse(hooks, call, signal, context);
-      if (verdict) return { allow: false, reason: verdict.block };
+      if (verdict) return { allow: false, reason: verdict.block, by: 'hook' };
       return policy.decide(call, signal);
     },
   });

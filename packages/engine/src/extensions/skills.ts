@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
 import { ToolFailure } from '../tools/builtin/failure.js';
-import { parseFrontMatter, textField } from './front-matter.js';
+import { listField, parseFrontMatter, textField } from './front-matter.js';
 import { type ExtensionPlaces, skillSearchRoots } from './search-paths.js';
 
 export interface Skill {
@@ -19,6 +19,8 @@ export interface Skill {
   readonly path: string;
   /** The skill's directory (its files may be read without asking). */
   readonly dir: string;
+  /** `allowed-tools`: once loaded, the rest of the turn may use only these (allowed-tools.ts). */
+  readonly allowedTools: readonly string[];
 }
 
 export interface SkillCatalog {
@@ -79,7 +81,7 @@ export function discoverSkills(places: ExtensionPlaces): SkillCatalog {
         );
         continue;
       }
-      skills.set(id, { id, description, path, dir });
+      skills.set(id, { id, description, path, dir, allowedTools: listField(fields, 'allowed-tools') });
     }
   }
   return { skills, roots, notes };
@@ -99,7 +101,7 @@ export function skillGuidance(catalog: SkillCatalog): string {
 }
 
 /** The `skill` tool: loads one skill's `SKILL.md` by id, rediscovering so edits show at once. */
-export function skillTool(catalog: () => SkillCatalog): ToolDefinition {
+export function skillTool(catalog: () => SkillCatalog, onLoad?: (skill: Skill) => void): ToolDefinition {
   return {
     name: 'skill',
     description: 'Load an available skill by name: returns its SKILL.md instructions and the directory its other files are in.',
@@ -130,7 +132,12 @@ export function skillTool(catalog: () => SkillCatalog): ToolDefinition {
         );
       }
       const { body } = parseFrontMatter(text);
-      return `<skill name="${skill.id}" directory="${dirname(skill.path)}">\n${body.trim()}\n</skill>\n\nFiles this skill names are relative to ${dirname(skill.path)} (${basename(skill.dir)}/).`;
+      onLoad?.(skill);
+      const limit =
+        skill.allowedTools.length > 0
+          ? `\n\nFor the rest of this turn only these tools may be used (the skill's allowed-tools): ${skill.allowedTools.join(', ')}.`
+          : '';
+      return `<skill name="${skill.id}" directory="${dirname(skill.path)}">\n${body.trim()}\n</skill>\n\nFiles this skill names are relative to ${dirname(skill.path)} (${basename(skill.dir)}/).${limit}`;
     },
   };
 }

@@ -71,6 +71,7 @@ export function renderApproval(card: ApprovalView, width: number, maxRows: numbe
   if (card.summary) lines.push([{ text: card.summary }]);
   if (card.subject && card.subject !== card.summary) lines.push([{ text: card.subject, style: theme.accent }]);
   if (card.sandbox) lines.push([{ text: card.sandbox, style: card.sandbox.startsWith('Sandboxed') ? theme.muted : theme.warn }]);
+  if (card.reviewNote) lines.push([{ text: card.reviewNote, style: theme.warn }]);
   const tail: Span[][] = [];
   if (card.grantScope && (card.choices.includes('session') || card.choices.includes('always')))
     tail.push([{ text: card.grantScope, style: theme.muted }]);
