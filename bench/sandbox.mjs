@@ -1,7 +1,8 @@
 /**
  * Figure: the cost the OS sandbox adds to a trivial bash call. `true` through the real bash tool
  * (process group, output capture, the whole tool path) with the sandbox (bubblewrap: mounts,
- * namespaces) against the same call without it, interleaved in one run. Goal: ratio < 3.
+ * namespaces) against the same call without it, interleaved in one run, network off and with the
+ * filtering proxy (the command joins the session's long-lived bridge). Goal: ratio < 3.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,8 @@ try {
   if (!containment.sandboxed) throw new Error(`bench/sandbox.mjs needs the OS sandbox: ${containment.note}`);
   // The interactive default: an operator to ask about hosts, so HTTP(S) goes through the proxy bridge.
   const proxied = await engine.createContainment({ config: {}, home, workspace, env: process.env, askHost: async () => false });
+  // The session's bridge starts in the background with the proxy; measure the steady state.
+  await proxied.ready();
   const env = engine.childEnvironment({}, process.env);
   const base = { workspace, bashTimeoutMs: 60_000, todos: new engine.TodoStore(), env };
   const plain = engine.bashTool(base);
@@ -52,7 +55,7 @@ try {
   const baseline = median(samples.plain);
   for (const [side, label] of [
     ['boxed', 'sandboxed (bubblewrap, network off)'],
-    ['bridged', 'sandboxed with the network proxy bridge (socat; the interactive default)'],
+    ['bridged', "sandboxed with the network proxy (joins the session's socat bridge; the interactive default)"],
   ]) {
     const subject = median(samples[side]);
     printFigure({

@@ -5,8 +5,10 @@
  * into plain `[sandbox]` lines. Where no sandbox is available, or it is turned off, the start-up
  * note says so once and commands run as before, behind the classifier's asks (SBX-2).
  *
- * Network: sandboxed calls have no network namespace of their own. HTTP(S) goes through the
- * sandbox's filtering proxy: hosts in `sandbox.network.allow` pass, any other host asks the
+ * Network: sandboxed calls have no network of the host's. HTTP(S) goes through the sandbox's
+ * filtering proxy, reached through one long-lived bridge per session whose network namespace the
+ * proxied calls join (`startProxyBridge`; until it is up, or without `nsenter`, each call starts
+ * a bridge of its own): hosts in `sandbox.network.allow` pass, any other host asks the
  * operator (Once: while commands run; Session and Always: approval grants), and without an
  * operator (`crystal run`) it is refused with a `[sandbox]` 403. Without `socat` there is no
  * filter: listed hosts mean the whole network. A bash call the classifier marks Network that the
@@ -21,8 +23,10 @@ import {
   explainRefusal,
   protectedWorkspacePaths,
   type SandboxAvailability,
+  type ProxyBridge,
   type SandboxPolicy,
   startNetworkProxy,
+  startProxyBridge,
   userStartupPaths,
   type WrappedCommand,
   wrapCommand,
@@ -61,6 +65,11 @@ export interface Containment {
   grantNetwork(callId: string): void;
   /** Stops the network proxy (it never keeps the process alive on its own). */
   close(): void;
+  /**
+   * Resolves once background set-up is done: the session's network bridge, started with the
+   * proxy (until then a proxied command starts a bridge of its own). Never rejects.
+   */
+  ready(): Promise<void>;
 }
 
 export interface ContainmentOptions {
@@ -124,14 +133,14 @@ export async function createContainment(options: ContainmentOptions): Promise<Co
     paths.logs,
   ];
   const networkGrants = new Set<string>();
-  const net = await networkFilter(settings.allow, options.askHost, env);
+  const net = await networkFilter(settings.allow, options.askHost, env, bwrap);
   const policyFor = (network: boolean, readable: readonly string[]): SandboxPolicy => ({
     writable: [options.workspace],
     readable,
     readOnly: [...protectedWorkspacePaths(options.workspace), ...userStartupPaths(userHome)],
     hidden,
     network: network || net.all,
-    ...(net.proxy ? { proxy: net.proxy } : {}),
+    ...(net.proxy ? { proxy: net.proxy() } : {}),
   });
   return {
     sandboxed: true,
@@ -167,13 +176,16 @@ export async function createContainment(options: ContainmentOptions): Promise<Co
       networkGrants.add(callId);
     },
     close: () => net.close(),
+    ready: () => net.ready,
   };
 }
 
 interface NetworkFilter {
   /** The whole network for every call (hosts allowed but no socat to filter with). */
   readonly all: boolean;
-  readonly proxy?: { readonly socket: string; readonly socat: string };
+  /** The proxy as a policy has it now: with the session's bridge to join once it is up. */
+  readonly proxy?: () => NonNullable<SandboxPolicy['proxy']>;
+  readonly ready: Promise<void>;
   readonly description: string;
   readonly note: string | undefined;
   readonly howToAllow: string;
@@ -204,8 +216,9 @@ async function networkFilter(
   allow: readonly string[],
   askHost: ((host: string, signal: AbortSignal) => Promise<boolean>) | undefined,
   env: NodeJS.ProcessEnv,
+  bwrap: string,
 ): Promise<NetworkFilter> {
-  const idle = { started: () => undefined, finished: () => undefined, close: () => undefined };
+  const idle = { started: () => undefined, finished: () => undefined, close: () => undefined, ready: Promise.resolve() };
   const listed = allow.length > 0 ? allow.join(', ') : 'none';
   if (allow.length === 0 && !askHost) {
     return { all: false, description: 'network off', note: undefined, howToAllow: ALLOW_NETWORK, ...idle };
@@ -242,9 +255,27 @@ async function networkFilter(
     refusal: (host) =>
       `[sandbox] network access to ${host} is not allowed${askHost ? ' (the operator declined it)' : ''}. Add it to "sandbox": {"network": {"allow": ["${host}"]}} in config.json to allow it.`,
   });
+  // One bridge for the session (bench/sandbox.mjs): started now, joined by every proxied command once it listens.
+  let bridge: ProxyBridge | undefined;
+  let closed = false;
+  const nsenter = onPath('nsenter', env.PATH ?? '');
+  const ready = nsenter
+    ? startProxyBridge({ bwrap, socat, nsenter, socket: proxy.socket }).then(
+        (started) => {
+          if ('failed' in started) return;
+          if (closed) started.close();
+          else bridge = started;
+        },
+        () => undefined,
+      )
+    : Promise.resolve();
   return {
     all: false,
-    proxy: { socket: proxy.socket, socat },
+    proxy: () => {
+      const join = bridge?.join();
+      return { socket: proxy.socket, socat, ...(join ? { join } : {}) };
+    },
+    ready,
     description: `network through the sandbox proxy (allowed: ${listed}${askHost ? '; other hosts ask' : '; other hosts refused'})`,
     note: undefined,
     howToAllow: `${ALLOW_NETWORK}. HTTP(S) goes through the sandbox's proxy (HTTPS_PROXY); programs that ignore it have no network`,
@@ -255,7 +286,11 @@ async function networkFilter(
       running = Math.max(0, running - 1);
       if (running === 0) onceHosts.clear();
     },
-    close: () => proxy.close(),
+    close: () => {
+      closed = true;
+      bridge?.close();
+      proxy.close();
+    },
   };
 }
 
@@ -282,5 +317,6 @@ function unsandboxed(description: string, note: string): Containment {
     explain: () => [],
     grantNetwork: () => undefined,
     close: () => undefined,
+    ready: () => Promise.resolve(),
   };
 }

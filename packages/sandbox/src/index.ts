@@ -11,11 +11,15 @@
  * HTTP/SOCKS proxy even when no host is allowed. What we need on Linux is one bwrap argv per
  * call: read-only root, writable workspace, private /tmp, hidden credential paths, no network
  * namespace, no capabilities. That is ~100 lines, costs a few milliseconds per call, works offline,
- * and leaves the spawning (process groups, timeouts, kill) with the engine's supervisor. macOS
- * (`sandbox-exec`) is not covered: there `detectSandbox()` reports unavailable and the asks stay.
+ * and leaves the spawning (process groups, timeouts, kill) with the engine's supervisor. macOS:
+ * `seatbeltProfile()` writes the same policy as a Seatbelt profile for `sandbox-exec`, checked
+ * by its rules on Linux; it is not wired in yet (no Mac to run it on), so on macOS
+ * `detectSandbox()` still reports unavailable and the asks stay.
  */
+export { type ProxyBridge, type ProxyBridgeOptions, startProxyBridge } from './bridge.js';
 export { type DetectOptions, detectSandbox, type SandboxAvailability } from './detect.js';
 export { credentialPaths, protectedWorkspacePaths, type SandboxPolicy, userStartupPaths } from './policy.js';
 export { type NetworkProxy, type NetworkProxyOptions, PROXY_PORT, type ProxyConnection, startNetworkProxy } from './proxy.js';
 export { explainRefusal, type RefusalHints } from './refusal.js';
+export { type SeatbeltCommand, type SeatbeltOptions, sbplString, seatbeltProfile, wrapSeatbelt } from './seatbelt.js';
 export { type WrappedCommand, type WrapRequest, wrapCommand } from './wrap.js';

@@ -18,9 +18,18 @@ export interface SandboxPolicy {
   readonly network: boolean;
   /**
    * With `network: false`, reach the outside only through this filtering proxy (`startNetworkProxy`):
-   * `socat` inside bridges 127.0.0.1:3128 to its Unix socket and `HTTP(S)_PROXY` points there.
+   * `socat` bridges 127.0.0.1:3128 to its Unix socket (the session's bridge when `join` is given,
+   * else one started inside the command) and `HTTP(S)_PROXY` points there.
    */
-  readonly proxy?: { readonly socket: string; readonly socat: string };
+  readonly proxy?: {
+    readonly socket: string;
+    readonly socat: string;
+    /**
+     * The session's long-lived bridge (`startProxyBridge().join()`): the command joins its network
+     * namespace, where 127.0.0.1:3128 already listens, instead of starting socat of its own.
+     */
+    readonly join?: readonly string[];
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The network filter of the sandbox: an HTTP proxy on a Unix socket in a private folder. A
- * sandboxed command has no network of its own; `socat` inside bridges 127.0.0.1:3128 to this
- * socket and `HTTP(S)_PROXY` points there, so every HTTPS `CONNECT host:port` and every plain
+ * sandboxed command has no network of the host's; `socat` bridges 127.0.0.1:3128 in its network
+ * namespace to this socket (the session's bridge, bridge.ts, or one of its own) and
+ * `HTTP(S)_PROXY` points there, so every HTTPS `CONNECT host:port` and every plain
  * `GET http://host/…` comes here first and `decide(host, port)` says yes or no (an allow list, a
  * grant, or an ask). A refusal is a `403` whose body says `[sandbox]` and how to allow the host.
  * Programs that ignore the proxy variables simply have no network.

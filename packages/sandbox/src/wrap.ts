@@ -4,7 +4,8 @@
  * and `$TMPDIR`), the readable folders bound back read-only, the writable folders read-write,
  * protected workspace paths read-only again, then the hidden paths covered last so that no bind
  * can uncover them. Every namespace is new (no network unless the policy allows it, an own PID
- * space), and no capabilities. The command stays in the process group of the bwrap process, so
+ * space; a command joining the session's proxy bridge gets that bridge's network namespace
+ * instead of a new one), and no capabilities. The command stays in the process group of the bwrap process, so
  * the supervisor's group SIGTERM/SIGKILL reaches all of it; no `--new-session`, which would take
  * it out of that group (the spawner's `detached` group is already a session without a controlling
  * terminal, so there is no terminal to inject keys into). bwrap's init (PID 1 inside) stays in
@@ -43,7 +44,11 @@ export interface WrappedCommand {
 export function wrapCommand(request: WrapRequest): WrappedCommand {
   const { policy } = request;
   const writable = policy.writable.filter(existsSync).map(real);
-  const args: string[] = ['--die-with-parent', '--unshare-all', '--cap-drop', 'ALL'];
+  const proxy = policy.network ? undefined : policy.proxy;
+  const join = proxy?.join;
+  // Joining the session's bridge: every namespace new but the network, which is the bridge's.
+  const unshare = join ? JOINED_UNSHARE : ['--unshare-all'];
+  const args: string[] = ['--die-with-parent', ...unshare, '--cap-drop', 'ALL'];
   if (policy.network) args.push('--share-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
   const temps = tempDirs(request.env).filter((temp) => !writable.some((dir) => within(temp, dir)));
@@ -51,8 +56,7 @@ export function wrapCommand(request: WrapRequest): WrappedCommand {
     if (request.tempBytes !== undefined) args.push('--size', String(request.tempBytes));
     args.push('--tmpfs', temp);
   }
-  const proxy = policy.network ? undefined : policy.proxy;
-  const readable = [...(policy.readable ?? []), ...(proxy ? [dirname(proxy.socket)] : [])].filter(existsSync).map(real);
+  const readable = [...(policy.readable ?? []), ...(proxy && !join ? [dirname(proxy.socket)] : [])].filter(existsSync).map(real);
   for (const path of readable) args.push('--ro-bind', path, path);
   for (const dir of writable) args.push('--bind', dir, dir);
   for (const path of (policy.readOnly ?? []).filter(existsSync).map(real)) {
@@ -71,12 +75,20 @@ export function wrapCommand(request: WrapRequest): WrappedCommand {
     args.push(...request.argv);
     return { file: request.bwrap, args, env: { ...request.env }, cleanup: () => undefined };
   }
-  args.push('/bin/sh', '-c', bridgeScript(proxy.socat, proxy.socket), 'crystal-sandbox', ...request.argv);
   const url = `http://127.0.0.1:${PROXY_PORT}`;
   const env: NodeJS.ProcessEnv = { ...request.env, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url };
   for (const name of ['NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy']) delete env[name];
+  if (join?.[0]) {
+    // nsenter execs bwrap in its place: the process group, the signals and --die-with-parent stay as they were.
+    args.push(...request.argv);
+    return { file: join[0], args: [...join.slice(1), request.bwrap, ...args], env, cleanup: () => undefined };
+  }
+  args.push('/bin/sh', '-c', bridgeScript(proxy.socat, proxy.socket), 'crystal-sandbox', ...request.argv);
   return { file: request.bwrap, args, env, cleanup: () => undefined };
 }
+
+/** `--unshare-all` without the network: user, IPC, PID, UTS and (where there is one) cgroup namespaces. */
+const JOINED_UNSHARE = ['--unshare-user', '--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try'];
 
 /**
  * Starts the bridge (127.0.0.1:3128 inside, the proxy's Unix socket outside), waits until it

@@ -21,9 +21,10 @@ import {
   openSync,
   readFileSync,
   readlinkSync,
+  type Dirent,
   type Stats,
 } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ToolFailure } from './builtin/failure.js';
 import { type PathVerdict, resolvePath } from './fence.js';
 
@@ -135,18 +136,16 @@ export async function writeChecked(
   mode: number | undefined,
 ): Promise<void> {
   const dir = dirname(real);
-  await fs.mkdir(dir, { recursive: true });
   let dirHandle: fs.FileHandle;
   try {
-    dirHandle = await fs.open(dir, constants.O_RDONLY | DIRECTORY | NOFOLLOW | NONBLOCK);
+    dirHandle = await openCheckedDir(dir, display);
   } catch (error) {
+    if (error instanceof ToolFailure) throw error;
     const e = error as NodeJS.ErrnoException;
     if (e.code === 'ELOOP' || e.code === 'ENOTDIR') throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
     throw new ToolFailure(`${display} cannot be written: ${e.message}.`);
   }
   try {
-    const stat = await verifyDescriptor(dirHandle, dir, display);
-    if (!stat.isDirectory()) throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
     // Through the descriptor where the platform has one: no name on the way is looked up again.
     const base = PROC_FD ? `/proc/self/fd/${dirHandle.fd}` : dir;
     const name = basename(real);
@@ -173,6 +172,96 @@ export async function writeChecked(
     await dirHandle.sync().catch(() => undefined);
   } finally {
     await dirHandle.close();
+  }
+}
+
+/** Opens a folder without following a link in its last part and verifies it is `expected`. */
+async function openVerifiedDir(path: string, expected: string, display: string): Promise<fs.FileHandle> {
+  const handle = await fs.open(path, constants.O_RDONLY | DIRECTORY | NOFOLLOW | NONBLOCK);
+  try {
+    const stat = await verifyDescriptor(handle, expected, display);
+    if (!stat.isDirectory()) throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/**
+ * The verified folder `dir` (a checked, link-free path), created first when missing, like
+ * `mkdir -p` but safe against a race (SEC-4): the deepest existing folder on the way is opened
+ * and verified, then each missing folder is made inside the previous one's descriptor
+ * (`/proc/self/fd/N/<name>`: no name above it is looked up again), opened `O_NOFOLLOW` and
+ * verified in turn. A folder on the way swapped for a link out of the workspace fails the
+ * verification before anything is created beyond it.
+ */
+export async function openCheckedDir(dir: string, display: string): Promise<fs.FileHandle> {
+  const missing: string[] = [];
+  let existing = dir;
+  for (;;) {
+    const stat = await fs.lstat(existing).catch(() => undefined);
+    if (stat) {
+      if (!stat.isDirectory()) throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+      break;
+    }
+    const parent = dirname(existing);
+    if (parent === existing) break;
+    missing.unshift(basename(existing));
+    existing = parent;
+  }
+  let handle = await openVerifiedDir(existing, existing, display);
+  let at = existing;
+  try {
+    for (const name of missing) {
+      const next = join(at, name);
+      // Without /proc (macOS): by name, each step checked again as it is opened.
+      const inside = PROC_FD ? `/proc/self/fd/${handle.fd}/${name}` : next;
+      await fs.mkdir(inside, 0o777).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+      });
+      const child = await openVerifiedDir(inside, next, display);
+      await handle.close();
+      handle = child;
+      at = next;
+    }
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/**
+ * The entries of the folder `dir` (a checked, link-free path), read through a descriptor that
+ * was verified to be that folder (SEC-4): a folder on the way swapped for a link out of the
+ * workspace is refused, never listed. With `/proc` the listing is read through the descriptor
+ * itself; elsewhere the folder's identity is compared before and after reading it by name.
+ * Returns undefined when the folder is not the one that was checked (or is gone); other
+ * errors (a folder that cannot be read) are thrown.
+ */
+export async function readDirChecked(dir: string): Promise<Dirent[] | undefined> {
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | DIRECTORY | NOFOLLOW | NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    if (PROC_FD) {
+      if (readlinkSync(`/proc/self/fd/${fd}`) !== dir) return undefined;
+      return await fs.readdir(`/proc/self/fd/${fd}`, { withFileTypes: true });
+    }
+    const before = fstatSync(fd);
+    const entries = await fs.readdir(dir, { withFileTypes: true });
+    const after = await fs.lstat(dir).catch(() => undefined);
+    const real = await fs.realpath(dir).catch(() => '');
+    if (!after || after.dev !== before.dev || after.ino !== before.ino || real !== dir) return undefined;
+    return entries;
+  } finally {
+    closeSync(fd);
   }
 }
 

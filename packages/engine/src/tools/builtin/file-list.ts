@@ -4,6 +4,8 @@
  */
 type Picomatch = typeof import('picomatch');
 let picomatchModule: Picomatch | undefined;
+import { sep } from 'node:path';
+import { readDirChecked } from '../safe-open.js';
 import { commonArgs, ripgrepLineBatches } from './ripgrep.js';
 import { absoluteOf, type SearchScope, type WalkedFile, walkerAccepts, walkFileBatches } from './walker.js';
 
@@ -86,12 +88,46 @@ async function* ripgrepFileBatches(scope: SearchScope, rg: string, signal?: Abor
   // rules and every file is checked.
   const args = [...commonArgs(), '--files', '--', '.'];
   const fileRulesApplied = scope.rules.top === scope.root;
+  const names = new Map<string, Promise<Set<string> | undefined>>();
   for await (const lines of ripgrepLineBatches(rg, args, scope.root, signal)) {
-    const out: WalkedFile[] = [];
+    const accepted: WalkedFile[] = [];
     for (const line of lines) {
       const rel = line.startsWith('./') ? line.slice(2) : line;
-      if (walkerAccepts(scope, rel, fileRulesApplied)) out.push({ absolute: absoluteOf(scope.root, rel), rel });
+      if (walkerAccepts(scope, rel, fileRulesApplied)) accepted.push({ absolute: absoluteOf(scope.root, rel), rel });
     }
+    const out = await verifiedFiles(accepted, names);
     if (out.length > 0) yield out;
+  }
+}
+
+/**
+ * SEC-4: rg walks by name, so a folder swapped for a link mid-walk would hand it outside names.
+ * Each folder rg reported files from is read once more through a descriptor verified to be that
+ * folder (the walker's own check), and a file is kept only when its folder holds it as a regular
+ * file: a name that exists only outside the workspace cannot pass.
+ */
+async function verifiedFiles(
+  files: readonly WalkedFile[],
+  names: Map<string, Promise<Set<string> | undefined>>,
+): Promise<WalkedFile[]> {
+  const dirOf = (file: WalkedFile): string => file.absolute.slice(0, file.absolute.lastIndexOf(sep)) || sep;
+  for (const file of files) {
+    const dir = dirOf(file);
+    if (!names.has(dir)) names.set(dir, regularNames(dir));
+  }
+  const out: WalkedFile[] = [];
+  for (const file of files) {
+    const held = await names.get(dirOf(file));
+    if (held?.has(file.absolute.slice(file.absolute.lastIndexOf(sep) + 1))) out.push(file);
+  }
+  return out;
+}
+
+async function regularNames(dir: string): Promise<Set<string> | undefined> {
+  try {
+    const entries = await readDirChecked(dir);
+    return entries && new Set(entries.filter((entry) => entry.isFile()).map((entry) => entry.name));
+  } catch {
+    return undefined;
   }
 }

@@ -7,6 +7,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
 import { isCredentialPath } from '../fence.js';
+import { readDirChecked, SWAPPED_TEXT } from '../safe-open.js';
 import { optionalNonNegativeInt, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
@@ -39,7 +40,7 @@ export function listTool(host: ToolHost): ToolDefinition {
       const args = parseArgs('list', schema, input);
       const scope = await searchScope(host, args.path, context?.callId);
       if (scope.kind === 'file') throw new ToolFailure(`${scope.display} is a file, not a folder; use read to see it.`);
-      const entries = await entriesOf(scope.root);
+      const entries = await entriesOf(scope.root, scope.display);
       const offset = args.offset ?? 0;
       if (entries.length === 0) return '(empty directory)';
       if (offset >= entries.length) return `Offset ${offset} is past the end; the folder has ${entries.length} entries.`;
@@ -49,13 +50,15 @@ export function listTool(host: ToolHost): ToolDefinition {
   };
 }
 
-async function entriesOf(dir: string): Promise<string[]> {
-  let dirents: import('node:fs').Dirent[];
+async function entriesOf(dir: string, display: string): Promise<string[]> {
+  let dirents: import('node:fs').Dirent[] | undefined;
   try {
-    dirents = await fs.readdir(dir, { withFileTypes: true });
+    // SEC-4: the listing comes through a descriptor verified to be the checked folder.
+    dirents = await readDirChecked(dir);
   } catch (error) {
     throw new ToolFailure(`The folder cannot be read: ${(error as Error).message}.`);
   }
+  if (dirents === undefined) throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
   const names: string[] = [];
   for (const entry of dirents.sort((a, b) => compareNames(a.name, b.name))) {
     const absolute = join(dir, entry.name);

@@ -5,13 +5,15 @@
  * - `.gitignore` files honoured from the top of the repository (or the workspace) down, the
  *   deepest decisive rule winning, an ignored directory never entered;
  * - the skip list (`bin obj .git .vs node_modules dist`) and credential paths left out;
- * - symbolic links never followed, so enumeration cannot leave the fence through a link.
+ * - symbolic links never followed, so enumeration cannot leave the fence through a link, and
+ *   each folder read through a descriptor verified to be that folder (SEC-4: a folder swapped
+ *   for a link mid-walk is not listed).
  */
-import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Ignore } from 'ignore';
 import { inHome, isCredentialName, isCredentialPath, isHomeSecret, isWithin, realPath, resolvePath } from '../fence.js';
-import { checkedTarget, type FenceHost, notRegularText } from '../safe-open.js';
+import { checkedTarget, type FenceHost, notRegularText, readDirChecked } from '../safe-open.js';
 import { ToolFailure } from './failure.js';
 
 export const SKIP_DIRS: readonly string[] = ['bin', 'obj', '.git', '.vs', 'node_modules', 'dist'];
@@ -298,7 +300,8 @@ export async function* walkFileBatches(
   const frameOf = async (dir: string, prefix: string): Promise<Frame> => {
     let entries: import('node:fs').Dirent[] = [];
     try {
-      entries = await fs.readdir(dir, { withFileTypes: true });
+      // SEC-4: through a descriptor verified to be this folder; a folder swapped for a link mid-walk is not listed.
+      entries = (await readDirChecked(dir)) ?? [];
     } catch {
       // Unreadable directories are skipped, as ripgrep does.
     }
