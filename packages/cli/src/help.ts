@@ -32,6 +32,7 @@ Usage:
   crystal web [options]          the same session engine behind a local Web page (prints its URL)
   crystal sessions [--all]       list saved sessions (--json for a machine-readable list)
   crystal export ID [--out FILE] write a session as JSON with its images inlined
+  crystal export ID --agent PATH write a child agent's transcript (PATH: main/explore#1, or its id)
   crystal mcp list|get|add|remove  MCP servers of Home and this project ('crystal mcp --help')
   crystal login [PROVIDER]       store a provider's API key (asked without echo, or from stdin)
   crystal logout [PROVIDER]      remove a stored key

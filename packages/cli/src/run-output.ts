@@ -75,14 +75,43 @@ function jsonPrinter(out: OutputStreams): RunPrinter {
 }
 
 function streamJsonPrinter(out: OutputStreams, showThinking: boolean, sessionId: string): RunPrinter {
+  // AGENT-4: every line names the agent it comes from (`main`, or a child's path).
+  let agent = 'main';
   const line = (type: string, fields: Record<string, unknown>): void => {
-    out.stdout.write(`${JSON.stringify({ type, timestamp: new Date().toISOString(), sessionId, ...fields })}\n`);
+    out.stdout.write(`${JSON.stringify({ type, timestamp: new Date().toISOString(), sessionId, agent, ...fields })}\n`);
   };
   // The arguments of each call, for its `tool_use` line (the results name only the call id).
   const argumentsOf = new Map<string, string>();
-  return {
+  const printer: RunPrinter = {
     onEvent(event) {
       switch (event.type) {
+        case 'agent-event': {
+          const parent = agent;
+          agent = event.agent;
+          printer.onEvent(event.event);
+          agent = parent;
+          break;
+        }
+        case 'agent-started':
+          line('agent_start', {
+            child: event.agent,
+            profile: event.profile,
+            description: event.description,
+            callId: event.callId,
+            childSessionId: event.childSessionId,
+            model: `${event.provider}/${event.model}`,
+          });
+          break;
+        case 'agent-finished':
+          line('agent_finish', {
+            child: event.agent,
+            callId: event.callId,
+            childSessionId: event.childSessionId,
+            stopReason: event.stopReason,
+            modelCalls: event.modelCalls,
+            toolCalls: event.toolCalls,
+          });
+          break;
         case 'tool-calls':
           for (const call of event.calls) argumentsOf.set(call.id, call.arguments);
           break;
@@ -126,6 +155,7 @@ function streamJsonPrinter(out: OutputStreams, showThinking: boolean, sessionId:
       line('result', resultObject(result));
     },
   };
+  return printer;
 }
 
 /**
@@ -204,6 +234,16 @@ function textPrinter(out: OutputStreams, showThinking: boolean): RunPrinter {
         case 'note':
           out.stderr.write(`${event.text}\n`);
           break;
+        // AGENT-4: a child shows as one line when it starts and one when it stops; its own text stays in its transcript.
+        case 'agent-started':
+          if (lastChar !== '\n') write('\n');
+          write(`[${event.agent}] ${truncate(event.description, 120)}\n`);
+          break;
+        case 'agent-finished':
+          write(
+            `(${event.agent}: ${event.stopReason}, ${plural(event.modelCalls, 'model call')}, ${plural(event.toolCalls, 'tool call')})\n`,
+          );
+          break;
         default:
           break;
       }
@@ -241,4 +281,8 @@ export function resultPreview(text: string): { shown: string[]; hidden: number }
 
 function truncate(value: string, max: number): string {
   return value.length <= max ? value : `${value.slice(0, max)}…`;
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

@@ -1,8 +1,17 @@
-/** `crystal sessions [--all] [--json]` (CLI-4) and `crystal export ID [--out FILE]` (CLI-5). */
+/** `crystal sessions [--all] [--json]` (CLI-4) and `crystal export ID [--out FILE] [--agent PATH]` (CLI-5, AGENT-4). */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { describeFsError, listSessions, loadConfig, resolveHome, Session, UsageError } from '@crystal/engine';
+import {
+  describeFsError,
+  listSessions,
+  loadChild,
+  loadConfig,
+  requireSessionId,
+  resolveHome,
+  Session,
+  UsageError,
+} from '@crystal/engine';
 
 function parse(argv: readonly string[], options: NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>['options']>) {
   try {
@@ -42,11 +51,14 @@ export async function sessionsCommand(argv: readonly string[]): Promise<number> 
 }
 
 export async function exportCommand(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { out: { type: 'string' }, home: { type: 'string' } });
+  const { values, positionals } = parse(argv, { out: { type: 'string' }, home: { type: 'string' }, agent: { type: 'string' } });
   const id = positionals[0];
   if (!id)
     throw new UsageError('crystal export needs a session id: crystal export ID [--out FILE]. List ids with crystal sessions.');
   const home = resolveHome(values.home as string | undefined);
+  // AGENT-4: a child agent's transcript, by its path (main/explore#1) or its id.
+  if (typeof values.agent === 'string')
+    return exportChild(home, requireSessionId(id), values.agent, values.out as string | undefined);
   const session = await Session.open({
     home,
     workspace: process.cwd(),
@@ -64,5 +76,18 @@ export async function exportCommand(argv: readonly string[]): Promise<number> {
     }
     process.stderr.write(`Exported ${id} to ${values.out}\n`);
   } else process.stdout.write(json);
+  return 0;
+}
+
+function exportChild(home: string, parentId: string, which: string, out: string | undefined): number {
+  const { text } = loadChild(home, parentId, which);
+  if (out) {
+    try {
+      writeFileSync(out, text);
+    } catch (error) {
+      throw describeFsError(error, 'write the export', resolve(out));
+    }
+    process.stderr.write(`Exported ${which} of ${parentId} to ${out}\n`);
+  } else process.stdout.write(text);
   return 0;
 }

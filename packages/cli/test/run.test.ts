@@ -323,8 +323,8 @@ describe('crystal run with tools and approval', () => {
     const names = ((fake.requests[0]?.body as { tools: Array<{ function: { name: string } }> }).tools ?? []).map(
       (t) => t.function.name,
     );
-    // Reference 5.1: Plan is these plus `skill` (skills are on by default), which comes last.
-    expect(names).toEqual(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question', 'skill']);
+    // Reference 5.1: Plan is these plus `skill` (skills are on by default), then `task` (AGENT-1: its child is read-only in Plan).
+    expect(names).toEqual(['read', 'list', 'glob', 'grep', 'todowrite', 'todoread', 'question', 'skill', 'task']);
   });
 });
 

@@ -12,6 +12,11 @@ export type ToolOutput = string | readonly ToolResultContent[];
 
 export interface ToolDefinition extends ToolSpec {
   execute(input: unknown, context: ToolContext): Promise<ToolOutput>;
+  /**
+   * Calls of this tool that stand next to each other in one batch may run at the same time,
+   * up to the executor's `parallelLimit` (the `task` tool's child agents). Others run in order.
+   */
+  readonly parallel?: boolean;
 }
 
 /**
@@ -80,6 +85,8 @@ export interface ToolExecutorOptions {
   readonly tools: readonly ToolDefinition[];
   readonly policy?: ToolInvocationPolicy;
   readonly mapException?: ToolExceptionMapper;
+  /** How many neighbouring calls of a `parallel` tool run at once (default 1: strictly in order). */
+  readonly parallelLimit?: number;
 }
 
 /**
@@ -90,11 +97,13 @@ export class ToolExecutor {
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
   private readonly policy: ToolInvocationPolicy;
   private readonly mapException: ToolExceptionMapper;
+  private readonly parallelLimit: number;
 
   constructor(options: ToolExecutorOptions) {
     this.tools = new Map(options.tools.map((tool) => [tool.name, tool]));
     this.policy = options.policy ?? allowAllPolicy;
     this.mapException = options.mapException ?? defaultExceptionMapper;
+    this.parallelLimit = Math.max(1, Math.floor(options.parallelLimit ?? 1));
   }
 
   get specs(): ToolSpec[] {
@@ -103,7 +112,32 @@ export class ToolExecutor {
 
   async runBatch(calls: readonly ParsedToolCall[], signal: AbortSignal): Promise<ToolResultPart[]> {
     const results: ToolResultPart[] = [];
-    for (const call of calls) results.push(await this.runOne(call, signal));
+    for (let i = 0; i < calls.length; ) {
+      // A run of neighbouring calls of a `parallel` tool starts together (at most `parallelLimit`
+      // at a time); results keep call order either way.
+      let end = i;
+      while (end < calls.length && this.tools.get((calls[end] as ParsedToolCall).name)?.parallel === true) end++;
+      if (end - i < 2 || this.parallelLimit < 2) {
+        results.push(await this.runOne(calls[i] as ParsedToolCall, signal));
+        i++;
+        continue;
+      }
+      results.push(...(await this.runPool(calls.slice(i, end), signal)));
+      i = end;
+    }
+    return results;
+  }
+
+  private async runPool(calls: readonly ParsedToolCall[], signal: AbortSignal): Promise<ToolResultPart[]> {
+    const results: ToolResultPart[] = new Array(calls.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < calls.length) {
+        const index = next++;
+        results[index] = await this.runOne(calls[index] as ParsedToolCall, signal);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.parallelLimit, calls.length) }, worker));
     return results;
   }
 

@@ -67,6 +67,88 @@ describe('ToolExecutor', () => {
   });
 });
 
+describe('ToolExecutor parallel calls (AGENT-3)', () => {
+  /** A tool whose calls wait for the test to release them, recording how many run at once. */
+  const gated = (name: string, parallel: boolean) => {
+    const log: string[] = [];
+    let running = 0;
+    let peak = 0;
+    const waiting: Array<() => void> = [];
+    const tool: ToolDefinition = {
+      name,
+      description: name,
+      parameters: { type: 'object' },
+      parallel,
+      execute: async (_input, { callId }) => {
+        running++;
+        peak = Math.max(peak, running);
+        log.push(`start ${callId}`);
+        await new Promise<void>((r) => waiting.push(r));
+        running--;
+        log.push(`end ${callId}`);
+        return callId;
+      },
+    };
+    return {
+      tool,
+      log,
+      peak: () => peak,
+      release: () => {
+        for (const r of waiting.splice(0)) r();
+      },
+    };
+  };
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it('AGENT-3 neighbouring calls of a parallel tool start together up to parallelLimit; results keep call order', async () => {
+    const task = gated('task', true);
+    const executor = new ToolExecutor({ tools: [task.tool], parallelLimit: 2 });
+    const batch = executor.runBatch([call('a', 'task', '{}'), call('b', 'task', '{}'), call('c', 'task', '{}')], signal);
+    await settle();
+    expect(task.log).toEqual(['start a', 'start b']);
+    task.release();
+    await settle();
+    expect(task.log.slice(2)).toEqual(['end a', 'end b', 'start c']);
+    task.release();
+    const results = await batch;
+    expect(results.map((r) => r.callId)).toEqual(['a', 'b', 'c']);
+    expect(task.peak()).toBe(2);
+  });
+
+  it('AGENT-3 other tools in the batch still run in order, before and after the parallel run', async () => {
+    const task = gated('task', true);
+    const plain = gated('plain', false);
+    const executor = new ToolExecutor({ tools: [task.tool, plain.tool], parallelLimit: 3 });
+    const batch = executor.runBatch(
+      [call('p1', 'plain', '{}'), call('t1', 'task', '{}'), call('t2', 'task', '{}'), call('p2', 'plain', '{}')],
+      signal,
+    );
+    await settle();
+    expect([...plain.log, ...task.log]).toEqual(['start p1']);
+    plain.release();
+    await settle();
+    expect(task.log).toEqual(['start t1', 'start t2']);
+    expect(plain.log).toEqual(['start p1', 'end p1']);
+    task.release();
+    await settle();
+    expect(plain.log.at(-1)).toBe('start p2');
+    plain.release();
+    expect((await batch).map((r) => r.callId)).toEqual(['p1', 't1', 't2', 'p2']);
+  });
+
+  it('AGENT-3 without parallelLimit a parallel tool runs one call at a time', async () => {
+    const task = gated('task', true);
+    const batch = new ToolExecutor({ tools: [task.tool] }).runBatch([call('a', 'task', '{}'), call('b', 'task', '{}')], signal);
+    await settle();
+    expect(task.log).toEqual(['start a']);
+    task.release();
+    await settle();
+    task.release();
+    await batch;
+    expect(task.peak()).toBe(1);
+  });
+});
+
 describe('RunBudget', () => {
   it('BUDGET-2 counts model calls when attempted and stops at the limit', () => {
     let now = 0;

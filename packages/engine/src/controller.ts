@@ -46,6 +46,7 @@ import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 import { checkpointCommand } from './checkpoints/commands.js';
 import { fsOperatorMessage } from './fs-errors.js';
+import { currentAgentPath } from './agents/lineage.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
@@ -94,6 +95,8 @@ export interface ApprovalPrompt {
   readonly callId: string;
   readonly card: ApprovalCard;
   readonly choices: readonly ApprovalAnswer[];
+  /** AGENT-4: who asks: `main`, or a child's path (`main/explore#1`); surfaces label the card with it. */
+  readonly agent: string;
 }
 
 /** A `question` tool call waiting for the operator. */
@@ -219,6 +222,7 @@ export class SessionController {
     };
     const extra = options.extraTools ?? [];
     const opening = Session.open({
+      agents: true,
       ...options,
       mode: options.plan ? 'plan' : 'work',
       tools: () => (extra.length > 0 ? [...ready().tools(), ...extra] : ready().tools()),
@@ -301,7 +305,16 @@ export class SessionController {
   private userHome: string | undefined;
   private approvalModel: ApprovalModel | undefined;
 
-  private async askApproval(request: ApprovalRequest): Promise<ApprovalReply> {
+  /** AGENT-3: parallel children may ask at once; the operator gets one card at a time, in order. */
+  private approvalQueue: Promise<unknown> = Promise.resolve();
+
+  private askApproval(request: ApprovalRequest): Promise<ApprovalReply> {
+    const turn = this.approvalQueue.then(() => (request.signal.aborted ? ('deny' as const) : this.askApprovalNow(request)));
+    this.approvalQueue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async askApprovalNow(request: ApprovalRequest): Promise<ApprovalReply> {
     const { card, choices, signal, call } = request;
     // Saved before asking, so a crash here asks again at resume.
     await this.active.markApprovalPending(call.id, true).catch(() => undefined);
@@ -318,7 +331,7 @@ export class SessionController {
     signal: AbortSignal,
   ): Promise<ApprovalReply> {
     const id = this.promptIds++;
-    const prompt: ApprovalPrompt = { id, callId, card, choices };
+    const prompt: ApprovalPrompt = { id, callId, card, choices, agent: currentAgentPath() };
     return new Promise<ApprovalReply>((resolve) => {
       const onAbort = (): void => {
         if (!this.approvals.delete(id)) return;

@@ -79,6 +79,8 @@ export type EngineEvent =
     }
   | { readonly type: 'session-saved'; readonly path: string }
   /** CKPT-3: a rewind happened / the `/rewind` list, for a surface's picker. */
-  | import('./checkpoints/checkpoints.js').CheckpointEvent;
+  | import('./checkpoints/checkpoints.js').CheckpointEvent
+  /** AGENT-4: a child agent started, published one of its own events, or finished. */
+  | import('./agents/events.js').AgentEvent;
 
 export type EngineListener = (event: EngineEvent) => void;

@@ -44,3 +44,4 @@ export * from './change-preview.js';
 export * from './tool-summary.js';
 export * from './shell-escape.js';
 export * from './extensions/index.js';
+export * from './agents/index.js';

@@ -65,6 +65,7 @@ import { UsageError } from './errors.js';
 import { budgetLimitsOf } from './budget.js';
 import { Checkpoints, checkpointLimitsOf } from './checkpoints/index.js';
 import { admitUserText } from './message-admission.js';
+import { type AgentHost, AgentRuntime, envBlockOf, imagePartsOf, markChildrenInterrupted, TASK_TOOL } from './agents/index.js';
 
 export interface SessionOptions {
   /** HOOK-1: runs before each compaction (PreCompact hooks); `manual` for /compact. */
@@ -108,6 +109,8 @@ export interface SessionOptions {
    * until something reads them (session-archive.ts, issue 22 item 5).
    */
   readonly deferArchive?: boolean | undefined;
+  /** AGENT-1: offer the `task` tool (the controller's surfaces do; `agents.enabled: false` turns it off). */
+  readonly agents?: boolean | undefined;
 }
 
 /** Skills on or off (flag over config, default on) and the user home, for the system prompt. */
@@ -265,6 +268,9 @@ export class Session {
     }
     // The resume note already named these (IMG-13: one note); requests do not repeat it.
     for (const number of unavailable) session.reportedUnavailable.add(number);
+    // AGENT-1: the task tool joins a session that has tools (not an offline or read-only one).
+    if (options.agents && options.tools && !options.offline && !options.readOnly && options.config.agents?.enabled !== false)
+      session.agents = new AgentRuntime(session.agentHost());
     return session;
   }
 
@@ -466,6 +472,10 @@ export class Session {
     this.controller = controller;
     const clock = this.options.clock ?? systemClock;
     try {
+      // AGENT-4: a child a crash cut off is never run again: its call is closed below, its file says so.
+      const danglingTasks = this.danglingCalls().filter((c) => c.name === TASK_TOOL && !resumeBatch?.rerun.has(c.id));
+      if (danglingTasks.length > 0)
+        await markChildrenInterrupted(this.options.home, this.state.id, new Set(danglingTasks.map((c) => c.id)));
       if (text !== undefined) {
         // MODEL-1, IMG-7, IMG-12: the one admission rule of every user message (message-admission.ts).
         await this.admit(text, hooks);
@@ -491,20 +501,25 @@ export class Session {
       const budget = new RunBudget(this.limits, () => clock.now());
       let denied = false;
       const policy = this.options.policy;
+      const turnPolicy: ToolInvocationPolicy = {
+        decide: async (call, signal) => {
+          const decision = policy ? await policy.decide(call, signal) : ({ allow: true } as const);
+          // A hook's block or a reviewer's deny is not a denied operator prompt (crystal run exits 0, §1.3).
+          if (!decision.allow && decision.by === undefined) denied = true;
+          return decision;
+        },
+      };
+      const mapException = this.options.mapException;
       const executorForRound = (): ToolExecutor | undefined => {
-        const tools = typeof this.options.tools === 'function' ? this.options.tools() : this.options.tools;
-        if (!tools || tools.length === 0) return undefined;
+        const base = typeof this.options.tools === 'function' ? this.options.tools() : this.options.tools;
+        if (!base || base.length === 0) return undefined;
+        // AGENT-1/3: the task tool shares this turn's budget, policy and catalog with its children.
+        const task = this.agents?.taskTool({ budget, publish: this.publish, tools: base, policy: turnPolicy, mapException });
         return new ToolExecutor({
-          tools,
-          policy: {
-            decide: async (call, signal) => {
-              const decision = policy ? await policy.decide(call, signal) : ({ allow: true } as const);
-              // A hook's block or a reviewer's deny is not a denied operator prompt (crystal run exits 0, §1.3).
-              if (!decision.allow && decision.by === undefined) denied = true;
-              return decision;
-            },
-          },
-          ...(this.options.mapException ? { mapException: this.options.mapException } : {}),
+          tools: task ? [...base, task] : base,
+          policy: turnPolicy,
+          ...(mapException ? { mapException } : {}),
+          ...(this.agents ? { parallelLimit: this.agents.maxParallel } : {}),
         });
       };
       for (const text of this.pendingNotes.splice(0)) this.publish({ type: 'note', text });
@@ -561,6 +576,7 @@ export class Session {
       this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, outcome.usage);
       this.publish({ type: 'usage', turn: outcome.usage, session: this.state.cumulativeUsage });
       await this.checkpoints?.flush();
+      await this.agents?.settle();
       // FAIL-1: saved after every turn, a failed one included. REL-3: a save that fails is
       // reported (path and reason) and the turn stays in memory for the next save that can.
       await this.save().catch(() => undefined);
@@ -740,6 +756,7 @@ export class Session {
 
   /** Switching Plan/Work replaces the first system message; the conversation is otherwise unchanged. */
   setMode(mode: 'plan' | 'work'): void {
+    this.modeNow = mode;
     const system = systemMessage(
       buildSystemPrompt({
         mode,
@@ -857,6 +874,36 @@ export class Session {
   }
 
   readonly reportedUnavailable = new Set<number>();
+  /** AGENT-1..4: the task tool and its children (undefined when off or without tools). */
+  private agents: AgentRuntime | undefined;
+  private modeNow: 'plan' | 'work' | undefined;
+
+  /** What the session lends its children (CORE-6: prompts, tools, approval, persistence, display stay here). */
+  private agentHost(): AgentHost {
+    const env = this.options.env ?? process.env;
+    return {
+      home: this.options.home,
+      workspace: this.options.workspace,
+      userHome: this.options.userHome,
+      config: this.options.config,
+      retry: retryPolicyOf(this.options.config),
+      clock: this.options.clock ?? systemClock,
+      parentSessionId: () => this.state.id,
+      mode: () => this.modeNow ?? this.options.mode ?? 'work',
+      parentClient: () => this.client,
+      clientFor: async (ref) => {
+        const slash = ref.indexOf('/');
+        const [provider, model] = slash > 0 ? [ref.slice(0, slash), ref.slice(slash + 1)] : [this.state.provider, ref];
+        return (await buildClient(this.options, provider, model, env)).client;
+      },
+      thinking: () => this.thinking,
+      envBlock: () => envBlockOf(this.state.context[0]),
+      prepareMessages: (messages) => this.prepareMessages(messages),
+      adoptToolResults: (results) => this.adoptToolResults(results),
+      imageParts: (numbers) => imagePartsOf(this.attachments, numbers),
+    };
+  }
+
   /** Images in the last request, images a provider has taken, and images it refused. */
   private lastRequestImages = new Set<number>();
   private readonly acceptedImages = new Set<number>();

@@ -26,6 +26,8 @@ export function toolSummary(name: string, input: Record<string, unknown>, args: 
       return Array.isArray(input.todos) ? `${input.todos.length} items` : 'todo list';
     case 'todoread':
       return 'todo list';
+    case 'task':
+      return `${str(input.subagent_type) || 'general'}: ${str(input.description)}`;
     case 'question': {
       const first = Array.isArray(input.questions) ? (input.questions[0] as Record<string, unknown> | undefined) : undefined;
       return str(first?.question) || 'a question for you';

@@ -17,6 +17,7 @@ import { loadMarkdown } from './markdown.js';
 import { type Frame, Painter } from './painter.js';
 import { approvalKey, isFeedbackKey, renderApproval } from './panels/approval-card.js';
 import { AssistantEntry, ReasoningEntry, ToolEntry, type TranscriptEntry } from './entries.js';
+import { AgentEntry } from './agent-card.js';
 import { type InlineFrame, InlinePainter } from './inline-painter.js';
 import { ListPicker, type ListPickerOptions } from './panels/list-picker.js';
 import { QuestionState } from './panels/question-overlay.js';
@@ -393,6 +394,15 @@ export class TerminalApp {
     const printed = this.printedIndex();
     for (let i = entries.length - 1; i >= 0; i--) {
       const entry = entries[i];
+      // AGENT-4: a child's card expands the same way (inline: a copy is printed below).
+      if (entry instanceof AgentEntry && (entry.expandable || entry.expanded)) {
+        if (i <= printed) this.transcript.push(entry.expandedCopy());
+        else entry.setExpanded(!entry.expanded);
+        this.notice(
+          i <= printed || entry.expanded ? 'Expanded the agent card · Ctrl+O collapses it' : 'Collapsed the agent card',
+        );
+        return;
+      }
       if (entry instanceof ToolEntry && i <= printed && entry.expandable) {
         // Inline: the card is in the scroll-back already; its whole output is printed below.
         const copy = new ToolEntry(entry.data);
@@ -915,6 +925,7 @@ export class TerminalApp {
   private settledEntry(entry: TranscriptEntry, isLast: boolean): boolean {
     if (entry instanceof AssistantEntry) return !entry.streaming;
     if (entry instanceof ToolEntry) return entry.state !== 'running' && entry.state !== 'pending';
+    if (entry instanceof AgentEntry) return !entry.running;
     if (entry instanceof ReasoningEntry) return !isLast || this.progress === undefined;
     return true;
   }

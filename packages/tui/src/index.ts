@@ -33,3 +33,4 @@ export {
   type RewindConflictView,
   type RewindPickerEntry,
 } from './panels/rewind-picker.js';
+export * from './agent-card.js';

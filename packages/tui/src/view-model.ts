@@ -44,6 +44,8 @@ export interface ApprovalView {
   /** REV-1: the reviewer's pending verdict (or why it failed), one line. */
   readonly reviewNote?: string | undefined;
   readonly choices: readonly ApprovalChoice[];
+  /** AGENT-4: the child agent asking (`main/explore#1`); absent or `main` for the session's own calls. */
+  readonly agent?: string | undefined;
 }
 
 export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';

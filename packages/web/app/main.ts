@@ -5,6 +5,7 @@ import { byId, el } from './dom.js';
 import { ImageTray } from './image-tray.js';
 import { Prompts } from './prompts.js';
 import { Transcript } from './transcript.js';
+import { AgentCards } from './agent-cards.js';
 import type { Activity, ApprovalPrompt, PageEvent, PageState, QueueItem, QuestionPrompt } from './types.js';
 
 let state: PageState | undefined;
@@ -21,6 +22,7 @@ const alerts = byId<HTMLElement>('alerts');
 
 const scope = (): string => state?.scope ?? '';
 const transcript = new Transcript(byId('transcript'), scope);
+const agents = new AgentCards(byId('transcript'), scope);
 const tray = new ImageTray(byId('tray'), alerts, () => state?.inputs);
 const prompts = new Prompts(byId('prompts'), answer, () => text);
 const controls = new Controls(scope, answer, (command) => answer({ kind: 'message', text: command }), showHelp);
@@ -137,6 +139,7 @@ function onEvent(event: PageEvent): void {
       endSession(String(event.sessionId ?? scope()), event.type === 'quit' ? hasMessages() : event.resumable !== false);
       break;
   }
+  if (agents.onEvent(event)) return;
   transcript.onEvent(event);
 }
 

@@ -130,6 +130,7 @@ export class Prompts {
         attrs: { role: 'alertdialog', 'aria-label': `Approve ${card.tool}?`, 'data-prompt': String(prompt.id) },
       },
       el('h3', { text: `${card.tool}: ${card.summary}` }),
+      prompt.agent && prompt.agent !== 'main' ? el('p', { class: 'approval-agent', text: `Asked by ${prompt.agent}` }) : null,
       el('p', { class: 'approval-meta', text: `Risk ${card.risk} · ${card.authority}` }),
       el('pre', { class: 'approval-subject', text: card.subject }),
       card.sandbox ? el('p', { class: 'approval-sandbox', text: card.sandbox }) : null,

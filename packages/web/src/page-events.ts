@@ -29,6 +29,11 @@ export function toPageEvent(event: ControllerEvent): PageEvent {
           return { callId: r.callId, name: r.name, isError: r.isError, text: capText(text), ...(diff ? { diff } : {}) };
         }),
       };
+    // AGENT-4: a child's events keep their path and get the same treatment as the parent's.
+    case 'agent-event':
+      return { type: 'agent-event', agent: event.agent, event: toPageEvent(event.event) };
+    case 'agent-finished':
+      return { ...event, answer: capText(event.answer) };
     case 'tool-output':
       return { type: 'tool-output', callId: event.callId, chunk: capText(event.chunk) };
     case 'turn-finished': {

@@ -29,6 +29,7 @@ import {
 } from '@crystal/tui';
 import { displayUserText } from './user-text.js';
 import { resultSummary, toolCard } from './tool-summary.js';
+import { AgentCards } from './agent-cards.js';
 
 type ProgressKind = ProgressView['kind'];
 
@@ -59,6 +60,8 @@ export class SessionView {
   private queued = 0;
   private side: SideEntryView[] = [];
   private pendingDenyTool: string | undefined;
+  private pendingDenyAgent: string | undefined;
+  private readonly agents: AgentCards;
   onQuit: ((sessionId: string) => void) | undefined;
 
   constructor(
@@ -73,6 +76,7 @@ export class SessionView {
     const last = snapshot.lastUsage.inputTokens + snapshot.lastUsage.outputTokens;
     this.contextUsed = last > 0 ? last : undefined;
     this.queued = controller.queue.length;
+    this.agents = new AgentCards(app, controller.session.home, () => controller.session.id);
   }
 
   private contextWindow(): number | undefined {
@@ -118,6 +122,8 @@ export class SessionView {
   }
 
   onEvent = (event: ControllerEvent): void => {
+    // AGENT-4: child agents have their own cards.
+    if (this.agents.onEvent(event)) return;
     switch (event.type) {
       case 'turn-started':
       case 'follow-up-sent': {
@@ -273,17 +279,19 @@ export class SessionView {
         return;
       case 'approval-requested':
         this.pendingDenyTool = event.prompt.card.tool;
+        this.pendingDenyAgent = event.prompt.agent;
         this.app.setApproval({
           id: event.prompt.id,
           ...event.prompt.card,
           ...(event.prompt.card.review ? { reviewNote: reviewNoteOf(event.prompt.card.review) } : {}),
           choices: event.prompt.choices,
+          agent: event.prompt.agent,
         });
         this.progress('approval');
         return;
       case 'approval-resolved':
         this.app.setApproval(undefined);
-        if (event.answer === 'deny' && this.pendingDenyTool) {
+        if (event.answer === 'deny' && this.pendingDenyTool && !this.agents.denied(this.pendingDenyAgent, this.pendingDenyTool)) {
           for (const entry of this.tools.values()) {
             if (entry.data.name === this.pendingDenyTool && entry.state === 'running') {
               entry.setStatus('denied');
@@ -405,6 +413,9 @@ export class SessionView {
             card.setStatus('done');
             cards.set(part.id, card);
             entries.push(card);
+            // AGENT-4: the child that answered a task call gets its card back from its transcript.
+            const child = part.name === 'task' ? this.agents.replayCard(part.id) : undefined;
+            if (child) entries.push(child);
           }
         }
       } else if (message.role === 'tool') {

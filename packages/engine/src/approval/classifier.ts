@@ -62,7 +62,8 @@ const PATH_READERS: Readonly<Record<string, { verb: string; fileTool: boolean }>
   describe_image: { verb: 'Describe image', fileTool: true },
 };
 const PATH_WRITERS: Readonly<Record<string, string>> = { write: 'Write', edit: 'Edit' };
-const READ_ONLY_TOOLS = new Set(['todowrite', 'todoread', 'question', 'skill']);
+// `task` starts a sub-agent; every call the sub-agent makes is classified and approved on its own.
+const READ_ONLY_TOOLS = new Set(['todowrite', 'todoread', 'question', 'skill', 'task']);
 
 /** The names the built-in classifier knows; every other name is an external or unknown tool. */
 export const CLASSIFIED_BUILT_INS: readonly string[] = [

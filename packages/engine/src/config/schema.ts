@@ -170,6 +170,14 @@ export const configSchema = z.object({
   terminalView: z.optional(z.enum(['inline', 'fullscreen'])),
   /** Skills: the `skill` tool, the guidance and the skill-tree auto-pass (SKILL-1; default true). */
   skills: z.optional(z.boolean()),
+  /** Sub-agents (AGENT-1..4): the `task` tool, parallel children per batch, the explore agent's model. */
+  agents: z.optional(
+    z.object({
+      enabled: z.optional(z.boolean()),
+      maxParallel: z.optional(positiveInt().check(upTo(64, ' agents'))),
+      explore: z.optional(z.object({ model: z.optional(z.string().check(z.minLength(1))) })),
+    }),
+  ),
   /** Hooks in Claude Code's shape (HOOK-1): `{ "PreToolUse": [{ "matcher", "hooks": [{ "type": "command", "command", "timeout" }] }] }`. */
   hooks: z.optional(z.record(z.string(), z.unknown())),
 });

@@ -105,5 +105,10 @@ export function renderApproval(card: ApprovalView, width: number, maxRows: numbe
   const body: (Span[] | string)[] = [...lines, ...previewRows];
   if (preview.length > used) body.push([{ text: `… ${preview.length - used} more lines`, style: theme.muted }]);
   body.push(...tail);
-  return boxRows(body, width, { title: `Approve ${titleCase(card.tool)}?`, titleStyle: theme.warn, border: theme.warn, maxRows });
+  return boxRows(body, width, {
+    title: `Approve ${titleCase(card.tool)}?${card.agent && card.agent !== 'main' ? ` · asked by ${card.agent}` : ''}`,
+    titleStyle: theme.warn,
+    border: theme.warn,
+    maxRows,
+  });
 }
