@@ -10,7 +10,7 @@
  */
 import { lstatSync, type Stats } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { openCheckedFile, readDirChecked, readSmallFileSync } from '../tools/safe-open.js';
+import { openCheckedFile, readDirChecked, readOpenedSync } from '../tools/safe-open.js';
 import { acceptsEntry, type SearchScope, searchScope, walkFileBatches } from '../tools/builtin/walker.js';
 import type { ChunkStore } from './store.js';
 
@@ -105,7 +105,7 @@ export async function captureFile(
   // SEC-4: read through a descriptor verified to be this very path (opened `O_NOFOLLOW`), so a
   // folder swapped for a link out of the workspace is never read and stored as this file. A
   // small file is read at once: a thread-pool round trip costs more than the read itself.
-  const bytes = stat.size <= SYNC_READ_BYTES ? readSmallFileSync(absolute, SYNC_READ_BYTES) : await readLarge(absolute);
+  const bytes = stat.size <= SYNC_READ_BYTES ? readOpenedSync(absolute, SYNC_READ_BYTES) : await readLarge(absolute);
   if (bytes === null) {
     if (!statOf(absolute)) throw Object.assign(new Error(`${absolute} was removed`), { code: 'ENOENT' });
     throw new Error('it changed while it was being read (a link was swapped in, or it grew)');

@@ -298,6 +298,15 @@ export function readSmallFileSync(path: string, max: number): Buffer | null {
   } catch {
     return null;
   }
+  return readOpenedSync(path, max);
+}
+
+/**
+ * As `readSmallFileSync` for a caller that has just `lstat`-ed the path itself (the checkpoint
+ * capture): no second `lstat`; the open is `O_NONBLOCK`, and the descriptor must be a regular
+ * file at `path` before anything is read. Null when it is not (or is larger than `max`).
+ */
+export function readOpenedSync(path: string, max: number): Buffer | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK | NOCTTY);
