@@ -38,6 +38,19 @@ await build({
   alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   logLevel: 'warning',
 });
+// `--version`/`--help` in CommonJS for the bin, which requires it before any ES module loads (issue 22 item 4).
+await build({
+  entryPoints: [`${root}packages/cli/src/fast-path.ts`],
+  outfile: `${outdir}/fast-path.cjs`,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  conditions: ['source'],
+  define: { CRYSTAL_VERSION: JSON.stringify(pkg.version), CRYSTAL_COMMIT: JSON.stringify(commit) },
+  logLevel: 'warning',
+});
 await (await import('../packages/web/build-app.mjs')).buildApp();
 // The packed CLI carries the browser app next to its chunks, where the bundled web host looks
 // first (packages/web/src/app-files.ts), so an installed `crystal web` needs no other package.

@@ -13,7 +13,7 @@ export function runCount(fallback) {
 }
 
 /**
- * Runs `cmd` once: `{ argv, env?, input?, check? }`. Resolves `{ ms, rssKiB, stdout, stderr }`.
+ * Runs `cmd` once: `{ argv, env?, cwd?, input?, check?, prepare? }` (`prepare` runs untimed before the spawn). Resolves `{ ms, rssKiB, stdout, stderr }`.
  * Rejects when the command exits non-zero or `check(stdout, stderr)` throws.
  */
 export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
@@ -21,10 +21,13 @@ export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
   const nodeOptions = [base.NODE_OPTIONS, `--require "${probe}"`].filter(Boolean).join(' ');
   const env = { ...base, ...cmd.env, NODE_OPTIONS: nodeOptions, BENCH_RSS_FILE: rssFile };
   rmSync(rssFile, { force: true });
+  // Untimed set-up of one run (say, restoring a session file the previous run appended to).
+  cmd.prepare?.();
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
     const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
       env,
+      ...(cmd.cwd ? { cwd: cmd.cwd } : {}),
       stdio: [cmd.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -38,7 +41,7 @@ export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
       if (code !== 0) return reject(new Error(`${cmd.argv.join(' ')} exited ${code ?? signal}\n${stderr}${stdout}`));
       try {
         cmd.check?.(stdout, stderr);
-        resolve({ ms, rssKiB: readRss(rssFile), stdout, stderr });
+        resolve({ ms, ...readProbe(rssFile), stdout, stderr });
       } catch (error) {
         reject(error);
       }
@@ -46,11 +49,13 @@ export function runOnce(cmd, rssFile, { scrubbed = false } = {}) {
   });
 }
 
-function readRss(file) {
+/** What rss-probe.cjs wrote: peak RSS in KiB and the process's own CPU time in ms (undefined when it wrote nothing). */
+function readProbe(file) {
   try {
-    return Number(readFileSync(file, 'utf8'));
+    const [rss, cpu] = readFileSync(file, 'utf8').split(' ').map(Number);
+    return { rssKiB: rss, cpuMs: cpu };
   } catch {
-    return undefined;
+    return { rssKiB: undefined, cpuMs: undefined };
   }
 }
 
@@ -100,8 +105,10 @@ export async function compare({ subject, baseline, runs, warmup = 2, scrubbed = 
 function summarize(samples) {
   const ms = samples.map((s) => s.ms);
   const rss = samples.map((s) => s.rssKiB).filter((k) => k !== undefined);
+  const cpu = samples.map((s) => s.cpuMs).filter((c) => c !== undefined && Number.isFinite(c));
   return {
     median: median(ms),
+    cpuMedian: cpu.length === samples.length ? median(cpu) : undefined,
     min: Math.min(...ms),
     max: Math.max(...ms),
     peakRssKiB: rss.length ? Math.max(...rss) : undefined,
@@ -121,9 +128,21 @@ export function printFigure(figure) {
   process.stdout.write(`${JSON.stringify(figure)}\n`);
 }
 
-/** The timing figure of a `compare` result: subject/baseline median ratio against a goal ratio. */
+/**
+ * The timing figure of a `compare` result: subject/baseline median ratio against a goal ratio. Beside the wall-clock
+ * ratio (what `met` judges) it prints the CPU-time ratio of the two processes, which other load on a shared machine
+ * moves far less than wall time.
+ */
 export function timeFigure(name, result, goal) {
   const ratio = result.subject.median / result.baseline.median;
+  const cpu =
+    result.subject.cpuMedian !== undefined && result.baseline.cpuMedian !== undefined
+      ? {
+          subject_cpu_ms: round(result.subject.cpuMedian),
+          baseline_cpu_ms: round(result.baseline.cpuMedian),
+          cpu_ratio: round(result.subject.cpuMedian / result.baseline.cpuMedian, 3),
+        }
+      : {};
   return {
     figure: name,
     subject_ms: round(result.subject.median),
@@ -136,6 +155,7 @@ export function timeFigure(name, result, goal) {
     subject_max_ms: round(result.subject.max),
     baseline_min_ms: round(result.baseline.min),
     baseline_max_ms: round(result.baseline.max),
+    ...cpu,
   };
 }
 

@@ -2,18 +2,12 @@
  * The `crystal` entry. `--version` and `--help` answer from this small module alone, without
  * touching the network or Home (CLI-7); every command loads its own code with `import()`.
  */
-import { HELP, VERSION_TEXT } from './help.js';
+import { answerFast } from './fast-path.js';
+import { HELP } from './help.js';
 
 async function main(argv: string[]): Promise<number> {
+  if (answerFast(argv)) return 0;
   const [command, ...rest] = argv;
-  if (command === '--version' || command === '-v' || command === 'version') {
-    process.stdout.write(VERSION_TEXT);
-    return 0;
-  }
-  if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(HELP.main);
-    return 0;
-  }
   if (command === 'run') {
     if (rest.includes('--help') || rest.includes('-h')) {
       process.stdout.write(HELP.run);

@@ -40,6 +40,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     limits: options.limits,
     resume: options.resume,
     continueLatest: options.continue,
+    // `run` only appends to the archive: a long session's archive is not read (issue 22 item 5).
+    deferArchive: true,
     plan: options.plan,
     approval: options.approval,
     approvalModel: options.approvalModel,

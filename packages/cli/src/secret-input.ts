@@ -9,6 +9,10 @@ export interface SecretOptions {
   readonly output?: NodeJS.WritableStream;
   /** Leave the terminal raw and reading afterwards (the terminal UI takes it back). */
   readonly keepRaw?: boolean;
+  /** Keys already read from the terminal before the prompt (typed ahead), read first. */
+  readonly typedAhead?: string;
+  /** Gets what came after the Enter that ended the secret in the same read (typed ahead). */
+  readonly rest?: (text: string) => void;
 }
 
 export async function readSecret(
@@ -29,21 +33,31 @@ export async function readSecret(
   try {
     return await new Promise<string>((resolve, reject) => {
       let value = '';
+      let done = false;
       const onData = (data: string): void => {
-        // A paste arrives as one chunk, possibly wrapped in bracketed-paste markers.
-        const text = data.replace(/\x1b\[20[01]~/g, '');
+        if (done) return;
+        // A paste arrives as one chunk, possibly wrapped in bracketed-paste markers; arrow and
+        // other escape-sequence keys are no part of a key (they once added `[A` to it).
+        const text = data.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|O[\s\S]|[\s\S])?/g, '');
+        let at = 0;
         for (const ch of text) {
+          at += ch.length;
           if (ch === '\r' || ch === '\n') {
+            done = true;
             stdin.off('data', onData);
+            const rest = text.slice(text[at - 1] === '\r' && text[at] === '\n' ? at + 1 : at);
+            if (rest !== '') options.rest?.(rest);
             resolve(value);
             return;
           }
           if (ch === '\u0003') {
+            done = true;
             stdin.off('data', onData);
             reject(new UsageError('Cancelled; nothing was stored.'));
             return;
           }
           if (ch === '\u0004' && value === '') {
+            done = true;
             stdin.off('data', onData);
             resolve('');
             return;
@@ -53,7 +67,8 @@ export async function readSecret(
           else if (ch >= ' ') value += ch;
         }
       };
-      stdin.on('data', onData);
+      if (options.typedAhead) onData(options.typedAhead);
+      if (!done) stdin.on('data', onData);
     });
   } finally {
     if (!options.keepRaw) {

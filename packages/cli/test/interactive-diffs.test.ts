@@ -130,7 +130,6 @@ describe('deny with feedback', () => {
 
 describe('tool output that expands', () => {
   it('TUIX-7 --fullscreen: a failing command shows its tail and the error with how many lines came before; Ctrl+O expands and collapses', async () => {
-    // The error is written after the output has drained (stdout and stderr share one stream).
     const command = 'for i in $(seq 1 30); do echo "line $i"; done; sleep 0.3; echo "boom: the real error" >&2; exit 3';
     current = await scenario({
       args: ['--approval', 'full', '--fullscreen'],
@@ -143,17 +142,18 @@ describe('tool output that expands', () => {
     session.write('\r');
     const screen = await session.waitFor('It failed.');
     expect(screen).toContain('│ exit 3');
-    expect(screen).toContain('… 23 more lines above · Ctrl+O shows all');
-    expect(screen).toContain('│ boom: the real error');
-    expect(screen).toContain('│ line 30');
-    expect(screen).not.toMatch(/│ line 7$/m);
+    // stdout's last lines, then stderr under its own label.
+    expect(screen).toMatch(
+      /│ … 27 more lines above · Ctrl\+O shows all\n.*│ line 28\n.*│ line 29\n.*│ line 30\n.*│ stderr:\n.*│ boom: the real error/,
+    );
+    expect(screen).not.toMatch(/│ line 27$/m);
     await session.waitIdle();
     session.write('\x0f');
     const open = await session.waitFor('Ctrl+O collapses');
     expect(open).toContain('│ line 12');
     session.write('\x0f');
     const closed = await session.waitForGone('Ctrl+O collapses');
-    expect(closed).toContain('… 23 more lines above');
+    expect(closed).toContain('… 27 more lines above');
     expect(closed).not.toContain('│ line 12');
   });
 });

@@ -37,6 +37,29 @@ describe('!command at the prompt', () => {
     expect(sent.endsWith('what did it print?')).toBe(true);
   });
 
+  it('TUIX-4 TUIX-7 a failing !cmd shows the tail of stdout and, apart under its own label, the tail of stderr; the model gets both as they came', async () => {
+    current = await scenario({ args: ['--approval', 'full'], rows: 50, replies: [{ text: 'Seen.' }] });
+    const { session, fake } = current;
+    await session.waitFor('Type a message');
+    // stderr's first line comes early: in the mixed tail it would scroll out of sight.
+    await session.type(
+      '!echo "warning: early" >&2; for i in $(seq 1 20); do echo "out $i"; done; for i in 1 2 3 4 5; do echo "err $i" >&2; done; exit 2',
+    );
+    session.write('\r');
+    const screen = await session.waitFor('│ stderr:');
+    expect(screen).toMatch(
+      /│ exit 2\n.*│ … 17 more lines above · Ctrl\+O shows all\n.*│ out 18\n.*│ out 19\n.*│ out 20\n.*│ stderr:\n.*│ … 2 more lines above · Ctrl\+O shows all\n.*│ err 2\n.*│ err 3\n.*│ err 4\n.*│ err 5$/m,
+    );
+    await session.waitIdle();
+    await session.type('and?');
+    session.write('\r');
+    await session.waitFor('Seen.');
+    const sent = userTexts(fake)[0]?.at(-1) ?? '';
+    expect(sent).toContain('warning: early');
+    expect(sent).toContain('out 20');
+    expect(sent).toContain('err 5');
+  });
+
   it('TUIX-4 a denied !cmd does not run, and Plan refuses !cmd as it refuses bash', async () => {
     current = await scenario({ replies: [] });
     const { session, workspace } = current;

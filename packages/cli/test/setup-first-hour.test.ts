@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeProvider, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
+import { FakeProvider, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PtySession } from './pty-harness.js';
 
@@ -142,10 +142,27 @@ describe('crystal login / logout (SETUP-2)', () => {
       fake: { apiKey: 'sk-typed-secret-42' },
     });
   });
+  it('SETUP-2 arrow keys and other escape sequences typed into the hidden key are no part of it', async () => {
+    fake = await FakeProvider.start({ requireKey: 'sk-arrow-safe-9' });
+    home = tempHome(keylessConfig(fake.baseUri));
+    pty = PtySession.start({ home: home.path, args: ['login', 'fake'] });
+    await pty.waitFor('API key for fake (input hidden):');
+    await pty.type('sk-arrow');
+    pty.write('\x1b[D'); // Left
+    pty.write('\x1b[1;5C'); // Ctrl+Right
+    pty.write('\x1bOA'); // Up (SS3)
+    await pty.type('-safe-9');
+    pty.write('\r');
+    const exit = await pty.exited;
+    expect(exit.exitCode).toBe(0);
+    expect(JSON.parse(readFileSync(join(home.path, 'credentials.json'), 'utf8'))).toEqual({
+      fake: { apiKey: 'sk-arrow-safe-9' },
+    });
+  });
 });
 
 describe('/login in the terminal (SETUP-2)', () => {
-  it('SETUP-2 /login asks off the composer without echo, stores the key, and the frame comes back', async () => {
+  it('SETUP-2 /login asks off the composer without echo, stores the key, and the frame comes back (inline view, twice, keys typed ahead)', async () => {
     const chat = await FakeProvider.start({ replies: [{ text: 'unused' }] });
     fake = await FakeProvider.start({ wire: 'anthropic', requireKey: 'sk-ant-typed-77' });
     try {
@@ -158,31 +175,63 @@ describe('/login in the terminal (SETUP-2)', () => {
         },
         workspaceTrust: false,
       });
-      pty = PtySession.start({ home: home.path, args: ['--fullscreen'] });
+      // The inline view (the default): the earlier prompts stay on screen, so each wait counts them.
+      pty = PtySession.start({ home: home.path });
+      const prompts = (n: number) => (screen: string) => screen.split('API key for other (input hidden').length - 1 === n;
       await pty.waitFor('Type a message');
       await pty.type('/login other');
       pty.write('\r');
-      await pty.waitFor('API key for other (input hidden');
+      await pty.waitFor(prompts(1));
       await pty.type('sk-ant-typed-77');
       pty.write('\r');
       const screen = await pty.waitFor('Stored the key for other');
-      expect(screen).toContain('Type a message');
-      expect(pty.output).not.toContain('sk-ant-typed');
+      expect(screen).toMatch(/^Work › Type a message/m);
       expect(JSON.parse(readFileSync(join(home.path, 'credentials.json'), 'utf8'))).toEqual({
         other: { apiKey: 'sk-ant-typed-77' },
       });
-      expect(readFileSync(join(home.path, 'prompt-history.jsonl'), 'utf8')).not.toContain('sk-ant');
-      // A refused key stores nothing and says so in the frame.
+      // A second /login whose Enter shares one read with the key typed right after it: the key
+      // goes to the hidden prompt (no newline in the composer, no key on screen), is refused,
+      // nothing is stored, and the frame says so.
+      await pty.type('/login other');
+      await pty.waitFor(/^Work › \/login other$/m);
+      pty.write('\rsk-wrong\r');
+      const refused = await pty.waitFor('refused the key');
+      expect(refused).not.toContain('sk-wrong');
+      expect(refused).toMatch(/^Work › Type a message/m);
+      expect(JSON.parse(readFileSync(join(home.path, 'credentials.json'), 'utf8')).other.apiKey).toBe('sk-ant-typed-77');
+      // A third: what is typed after the key's Enter in the same read goes back to the composer.
       await pty.type('/login other');
       pty.write('\r');
-      await pty.waitFor(/API key for other \(input hidden[^\n]*$/m);
-      await pty.type('sk-wrong');
-      pty.write('\r');
-      await pty.waitFor('refused the key');
-      expect(JSON.parse(readFileSync(join(home.path, 'credentials.json'), 'utf8')).other.apiKey).toBe('sk-ant-typed-77');
+      await pty.waitFor(prompts(3));
+      pty.write('sk-ant-typed-77\rnext words');
+      await pty.waitFor(/^Work › next words$/m);
+      await pty.type(' typed');
+      await pty.waitFor(/^Work › next words typed$/m);
+      expect(pty.output).not.toContain('sk-ant-typed');
+      expect(pty.output).not.toContain('sk-wrong');
+      expect(readFileSync(join(home.path, 'prompt-history.jsonl'), 'utf8')).not.toContain('sk-');
     } finally {
       await chat.close();
     }
+  });
+});
+
+describe('/login during a turn (SETUP-2)', () => {
+  it('SETUP-2 /login while a turn streams is refused with a notice; the answer keeps streaming on screen to its end', async () => {
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    fake = await FakeProvider.start({ replies: [{ text: `${words} THE-END`, delayMs: 40 }] });
+    home = tempHome(fakeConfig(fake.baseUri));
+    pty = PtySession.start({ home: home.path });
+    await pty.waitFor('Type a message');
+    await pty.type('go');
+    pty.write('\r');
+    await pty.waitFor('word3');
+    await pty.type('/login other');
+    pty.write('\r');
+    await pty.waitFor('/login waits for an idle prompt');
+    const screen = await pty.waitFor('THE-END');
+    expect(pty.output).not.toContain('API key for');
+    expect(screen).toContain('word59');
   });
 });
 

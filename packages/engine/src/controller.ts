@@ -75,7 +75,8 @@ export type ControllerEvent =
   | { readonly type: 'auto-pass'; readonly card: AutoPassCard }
   | { readonly type: 'question-requested'; readonly prompt: QuestionPrompt }
   | { readonly type: 'question-resolved'; readonly id: number }
-  | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string }
+  /** A running command's output as it arrives; `stream` tells stderr apart (TUIX-7). */
+  | { readonly type: 'tool-output'; readonly callId: string; readonly chunk: string; readonly stream?: 'stdout' | 'stderr' }
   | { readonly type: 'mode-changed'; readonly mode: 'plan' | 'work' }
   | { readonly type: 'todos'; readonly items: readonly TodoItem[] }
   /** An MCP server's state, tools, prompts or resources changed (`/mcp` shows them). */
@@ -173,7 +174,7 @@ export class SessionController {
       context: () => holder.controller?.session.modelContext() ?? [],
       thinking: () => approvalModel.thinking(),
     });
-    const tools = await assembleWorkspaceTools({
+    const assembling = assembleWorkspaceTools({
       reviewer,
       home: options.home,
       workspace: options.workspace,
@@ -197,7 +198,7 @@ export class SessionController {
         holder.controller?.emit({ type: 'unattended-refusal', what: 'question', tool: 'question' });
         return 'dismissed';
       },
-      onOutput: (callId, chunk) => holder.controller?.emit({ type: 'tool-output', callId, chunk }),
+      onOutput: (callId, chunk, stream) => holder.controller?.emit({ type: 'tool-output', callId, chunk, stream }),
       // REV-3: auto-pass cards are published unless `verboseApprovals` is false; the ask card always is.
       ...(options.config.verboseApprovals === false
         ? {}
@@ -208,17 +209,34 @@ export class SessionController {
       sessionId: () => holder.controller?.session.id ?? '',
       imageInput: () => holder.controller?.session.imageInput ?? false,
     });
+    // Start-up (issue 22 item 4): the session (its file, the model client, the system prompt) opens
+    // while the tools assemble, whose sandbox probe waits on bubblewrap processes; the session asks
+    // for the tools only when a round runs, after both are done.
+    let assembled: WorkspaceTools | undefined;
+    const ready = (): WorkspaceTools => {
+      if (!assembled) throw new Error('internal: the workspace tools were asked for before they were assembled');
+      return assembled;
+    };
     const extra = options.extraTools ?? [];
-    const catalog = extra.length > 0 ? () => [...tools.tools(), ...extra] : tools.tools;
-    const session = await Session.open({
+    const opening = Session.open({
       ...options,
       mode: options.plan ? 'plan' : 'work',
-      tools: catalog,
-      policy: tools.policy,
-      mapException: tools.mapException,
+      tools: () => (extra.length > 0 ? [...ready().tools(), ...extra] : ready().tools()),
+      policy: { decide: (call, signal) => ready().policy.decide(call, signal) },
+      mapException: (error, call) => ready().mapException(error, call),
       // HOOK-1: PreCompact hooks run before every compaction, automatic or /compact.
-      beforeCompaction: (trigger, signal) => tools.lifecycle.preCompact(trigger, signal),
+      beforeCompaction: (trigger, signal) => ready().lifecycle.preCompact(trigger, signal),
     });
+    const [toolsOpened, sessionOpened] = await Promise.allSettled([assembling, opening]);
+    if (toolsOpened.status === 'rejected' || sessionOpened.status === 'rejected') {
+      // What one of the two opened is undone: MCP servers stopped, the session lock released.
+      if (toolsOpened.status === 'fulfilled') await toolsOpened.value.close().catch(() => undefined);
+      if (sessionOpened.status === 'fulfilled') sessionOpened.value.release();
+      throw toolsOpened.status === 'rejected' ? toolsOpened.reason : (sessionOpened as PromiseRejectedResult).reason;
+    }
+    const tools = toolsOpened.value;
+    assembled = tools;
+    const session = sessionOpened.value;
     const controller = new SessionController(session);
     holder.controller = controller;
     controller.tools = tools;
@@ -605,6 +623,24 @@ export class SessionController {
         else this.pump();
         return;
     }
+  }
+
+  /** Takes a waiting item out of the queue (the Web page's queue panel); false when it is no longer there. */
+  removeQueued(id: number): boolean {
+    const before = this.queueItems.length;
+    this.queueItems = this.queueItems.filter((i) => i.id !== id);
+    if (this.queueItems.length === before) return false;
+    this.queueChanged();
+    return true;
+  }
+
+  /** Replaces the text of a waiting follow-up message; false when it is gone or is a command. */
+  editQueued(id: number, text: string): boolean {
+    const at = this.queueItems.findIndex((i) => i.id === id && i.kind === 'message');
+    if (at < 0 || text.trim() === '') return false;
+    this.queueItems[at] = { id, kind: 'message', text };
+    this.queueChanged();
+    return true;
   }
 
   private enqueue(item: QueueItem): void {
@@ -1032,7 +1068,7 @@ export class SessionController {
   /** Saves the current session, then opens another in its place (clear, resume, fork). */
   private async replace(overrides: Partial<SessionOptions>, replayed: boolean): Promise<void> {
     // REL-3: a conversation that cannot be saved is not dropped by switching away from it.
-    if (this.active.history().length > 0) {
+    if (this.active.historyLength > 0) {
       try {
         await this.active.save();
       } catch (error) {
@@ -1095,7 +1131,7 @@ export class SessionController {
     this.sessionAbort.abort();
     this.active.cancel();
     await this.whenIdle();
-    if (this.active.history().length > 0) await this.active.save().catch(() => undefined);
+    if (this.active.historyLength > 0) await this.active.save().catch(() => undefined);
     await this.tools?.close();
     this.emit({ type: 'quit', sessionId: this.active.id });
   }
@@ -1127,7 +1163,7 @@ export class SessionController {
     this.active.cancel();
     await this.whenIdle();
     try {
-      if (this.active.history().length > 0) await this.active.save();
+      if (this.active.historyLength > 0) await this.active.save();
     } finally {
       await this.release();
     }

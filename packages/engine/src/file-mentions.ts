@@ -10,25 +10,23 @@ import { extname } from 'node:path';
 import { resolvePath } from './tools/fence.js';
 import { listFileBatches } from './tools/builtin/file-list.js';
 import { commonArgs, ripgrepFor, ripgrepLineBatches } from './tools/builtin/ripgrep.js';
-import { type SearchScope, searchScope, walkerAccepts } from './tools/builtin/walker.js';
+import { type SearchScope, searchScope, walkerAcceptor } from './tools/builtin/walker.js';
 
 /**
  * `rg --files` with the flags `glob` uses but without `--sort path` (ranking orders the answer,
  * so rg may walk on all its threads), each path through the walker's rules as `glob` does.
  */
-async function unsortedRipgrepList(scope: SearchScope, rg: string): Promise<string[]> {
+async function unsortedRipgrepList(scope: SearchScope, rg: string, add: (path: string) => void): Promise<void> {
   const flags = commonArgs();
   const at = flags.indexOf('--sort');
   if (at !== -1) flags.splice(at, 2);
-  const fileRulesApplied = scope.rules.top === scope.root;
-  const out: string[] = [];
+  const accepts = walkerAcceptor(scope, scope.rules.top === scope.root);
   for await (const lines of ripgrepLineBatches(rg, [...flags, '--files', '--', '.'], scope.root)) {
     for (const line of lines) {
       const rel = line.startsWith('./') ? line.slice(2) : line;
-      if (walkerAccepts(scope, rel, fileRulesApplied)) out.push(rel);
+      if (accepts(rel)) add(rel);
     }
   }
-  return out;
 }
 
 /** How long a listing is reused before the next completion lists again. */
@@ -62,25 +60,68 @@ export class WorkspaceFileIndex {
     return this.paths ?? [];
   }
 
-  private async list(): Promise<void> {
+  /** Lists the workspace; `scored`, when given, ranks each path for one query as it arrives. */
+  private async list(scored?: Scored[], q?: string): Promise<void> {
     const scope = await searchScope(this.workspace(), '.');
     const rg = ripgrepFor(this.rgPath);
-    let out: string[] | undefined;
-    if (rg && scope.kind === 'dir') out = await unsortedRipgrepList(scope, rg).catch(() => undefined);
-    if (!out) {
+    let out: string[] = [];
+    let lower: string[] = [];
+    const add = (path: string): void => {
+      const p = path.toLowerCase();
+      out.push(path);
+      lower.push(p);
+      if (scored && q) {
+        const score = scorePath(q, p);
+        if (score > 0) scored.push({ path, score });
+      }
+    };
+    let listed = false;
+    if (rg && scope.kind === 'dir')
+      listed = await unsortedRipgrepList(scope, rg, add).then(
+        () => true,
+        () => false,
+      );
+    if (!listed) {
       out = [];
-      for await (const batch of listFileBatches(scope, null, undefined)) for (const f of batch) out.push(f.rel);
+      lower = [];
+      if (scored) scored.length = 0;
+      for await (const batch of listFileBatches(scope, null, undefined)) for (const f of batch) add(f.rel);
     }
     this.paths = out;
-    this.lower = out.map((p) => p.toLowerCase());
+    this.lower = lower;
     this.listedAt = this.now();
   }
 
-  /** The best matches for `query`, best first. */
+  /**
+   * The best matches for `query`, best first. A completion that lists (cold) ranks each path
+   * while ripgrep is still walking, so only the matches are left to sort at the end.
+   */
   async complete(query: string, limit = MENTION_MAX_RESULTS): Promise<string[]> {
+    const q = normalQuery(query);
+    const stale = !this.paths || this.now() - this.listedAt > MENTION_LIST_TTL_MS;
+    if (stale && !this.listing && q !== '') {
+      const scored: Scored[] = [];
+      this.listing = this.list(scored, q).finally(() => {
+        this.listing = undefined;
+      });
+      await this.listing;
+      return topScored(scored, limit);
+    }
     const paths = await this.files();
     return rankPaths(query, paths, limit, this.lower.length === paths.length ? this.lower : undefined);
   }
+}
+
+interface Scored {
+  readonly path: string;
+  readonly score: number;
+}
+
+const normalQuery = (query: string): string => query.toLowerCase().replace(/^\.\//, '');
+
+function topScored(scored: Scored[], limit: number): string[] {
+  scored.sort((a, b) => b.score - a.score || a.path.length - b.path.length || cmp(a.path, b.path));
+  return scored.slice(0, limit).map((s) => s.path);
 }
 
 /**
@@ -94,17 +135,16 @@ export function rankPaths(
   limit = MENTION_MAX_RESULTS,
   lower?: readonly string[],
 ): string[] {
-  const q = query.toLowerCase().replace(/^\.\//, '');
+  const q = normalQuery(query);
   if (q === '') return [...paths].sort((a, b) => depth(a) - depth(b) || a.length - b.length || cmp(a, b)).slice(0, limit);
-  const scored: { path: string; score: number }[] = [];
+  const scored: Scored[] = [];
   for (let i = 0; i < paths.length; i++) {
     const path = paths[i] as string;
     const p = lower ? (lower[i] as string) : path.toLowerCase();
     const score = scorePath(q, p);
     if (score > 0) scored.push({ path, score });
   }
-  scored.sort((a, b) => b.score - a.score || a.path.length - b.path.length || cmp(a.path, b.path));
-  return scored.slice(0, limit).map((s) => s.path);
+  return topScored(scored, limit);
 }
 
 const depth = (p: string): number => p.split('/').length;
@@ -112,11 +152,16 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const BOUNDARY = new Set(['/', '-', '_', '.', ' ']);
 
 function scorePath(q: string, p: string): number {
+  // Most paths do not hold the query's characters in order: say so before anything else.
+  for (let i = 0, at = 0; i < q.length; i++) {
+    at = p.indexOf(q[i] as string, at);
+    if (at === -1) return 0;
+    at++;
+  }
   const slash = p.lastIndexOf('/');
-  const base = p.slice(slash + 1);
-  const inBase = base.indexOf(q);
-  if (inBase === 0) return 10_000 - p.length;
-  if (inBase > 0) return (BOUNDARY.has(base[inBase - 1] as string) ? 9_000 : 8_000) - p.length;
+  const inBase = p.indexOf(q, slash + 1);
+  if (inBase === slash + 1) return 10_000 - p.length;
+  if (inBase > slash + 1) return (BOUNDARY.has(p[inBase - 1] as string) ? 9_000 : 8_000) - p.length;
   const inPath = p.indexOf(q);
   if (inPath >= 0) return (inPath === 0 || BOUNDARY.has(p[inPath - 1] as string) ? 7_000 : 6_000) - p.length;
   // Subsequence: reward boundary hits and runs, punish gaps.

@@ -15,13 +15,14 @@
  * A head that holds `items`/`archive` arrays (older files, exports) loads as before (HIST-7).
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { closeSync, promises as fs, openSync, readdirSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage, Usage } from '@crystal/core';
 import { writeFileAtomic } from './atomic-write.js';
 import { UsageError } from './errors.js';
 import { describeFsError } from './fs-errors.js';
 import { homePaths } from './home.js';
+import { archiveLength, DeferredArchive, deferArchive, pendingArchive } from './session-archive.js';
 import { type CompanionKind, companionGeneration, isCompanionName, isSessionId, requireSessionId } from './session-names.js';
 import { fromItems, type SessionItem, toItems } from './transcript-items.js';
 
@@ -152,8 +153,8 @@ function headFields(state: SessionState): Record<string, unknown> {
     updatedUtc: state.updatedUtc,
     provider: state.provider,
     model: state.model,
-    title: titleOf(state.archive),
-    messageCount: state.archive.length,
+    title: titleNow(state),
+    messageCount: archiveLength(state),
     images: state.images ?? [],
     imageMarkersTagged: true,
     todos: [],
@@ -167,6 +168,12 @@ function headFields(state: SessionState): Record<string, unknown> {
   };
 }
 
+/** The title without reading an archive left on disk (its first user message is in the committed part, whose title the head kept). */
+function titleNow(state: SessionState): string {
+  const pending = pendingArchive(state);
+  return pending ? pending.title || titleOf(pending.tail) : titleOf(state.archive);
+}
+
 function titleOf(archive: readonly ChatMessage[]): string {
   const first = archive.find((m) => m.role === 'user');
   const text = first?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';
@@ -174,18 +181,35 @@ function titleOf(archive: readonly ChatMessage[]): string {
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
-/** One transcript's persisted part: the messages (by identity) already committed to its file. */
+/**
+ * One transcript's persisted part: the messages (by identity) already committed to its file. With
+ * a `prefix` (an archive left on disk, session-archive.ts), `committed` holds only the messages
+ * after the prefix's.
+ */
 class PersistedLog {
   constructor(
     public ref: LogRef,
     public committed: ChatMessage[],
+    readonly prefix?: DeferredArchive,
   ) {}
 
-  /** Whether `messages` extends what is committed (same objects, in order). */
-  extends(messages: readonly ChatMessage[]): boolean {
-    if (messages.length < this.committed.length) return false;
-    for (let i = 0; i < this.committed.length; i++) if (messages[i] !== this.committed[i]) return false;
-    return true;
+  /**
+   * How many leading messages of `messages` are committed, when `messages` extends what is
+   * committed (same objects, in order); undefined when it does not. `tail` says `messages` is
+   * only what follows the prefix (the archive was not read); otherwise a prefix must be the very
+   * messages read from the file.
+   */
+  committedPart(messages: readonly ChatMessage[], tail: boolean): number | undefined {
+    let offset = 0;
+    if (this.prefix && !tail) {
+      const loaded = this.prefix.loaded;
+      if (!loaded || !this.prefix.intact || messages.length < loaded.length) return undefined;
+      for (let i = 0; i < loaded.length; i++) if (messages[i] !== loaded[i]) return undefined;
+      offset = loaded.length;
+    }
+    if (messages.length - offset < this.committed.length) return undefined;
+    for (let i = 0; i < this.committed.length; i++) if (messages[offset + i] !== this.committed[i]) return undefined;
+    return offset + this.committed.length;
   }
 }
 
@@ -237,7 +261,10 @@ export class SessionFiles {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     // One consistent snapshot of both transcripts and the head, taken before any await.
     const contextBody = state.context[0]?.role === 'system' ? state.context.slice(1) : [...state.context];
-    const archiveNow = [...state.archive];
+    // An archive left on disk (a `run` resume) gets only what was appended since: it is not read.
+    const pending = pendingArchive(state);
+    const tail = pending !== undefined && this.archive?.prefix === pending;
+    const archiveNow = tail ? [...pending.tail] : [...state.archive];
     const fields = headFields(state);
     const old: string[] = [];
     let generation = this.generation;
@@ -247,8 +274,8 @@ export class SessionFiles {
       created.push(name);
       return name;
     };
-    const archive = await this.persist(dir, this.archive, archiveNow, () => nextFile('archive'), old);
-    const context = await this.persist(dir, this.context, contextBody, () => nextFile('context'), old);
+    const archive = await this.persist(dir, this.archive, archiveNow, () => nextFile('archive'), old, tail);
+    const context = await this.persist(dir, this.context, contextBody, () => nextFile('context'), old, false);
     const head: LogHead = { version: 1, generation, archive: archive.ref, context: context.ref };
     await writeFileAtomic(path, `${JSON.stringify({ ...fields, items: null, archive: null, log: head }, null, 2)}\n`);
     created.length = 0;
@@ -263,7 +290,8 @@ export class SessionFiles {
   /**
    * Appends what is new, or writes a new generation when the transcript was rewritten. `live`
    * is a snapshot taken before the first await: a turn may append while the write runs, and
-   * those later messages belong to the next save, not to the bytes written now.
+   * those later messages belong to the next save, not to the bytes written now. `tail`: `live` is
+   * what follows the persisted prefix of an archive left on disk (it can only be appended).
    */
   private async persist(
     dir: string,
@@ -271,22 +299,29 @@ export class SessionFiles {
     live: readonly ChatMessage[],
     nextFile: () => string,
     old: string[],
+    tail: boolean,
   ): Promise<PersistedLog> {
     const messages = live as ChatMessage[];
-    if (persisted?.extends(messages)) {
-      const fresh = messages.slice(persisted.committed.length);
+    const committed = persisted?.committedPart(messages, tail);
+    if (persisted && committed !== undefined) {
+      const fresh = messages.slice(committed);
       if (fresh.length === 0) return persisted;
       const data = fresh.map(messageLine).join('');
       await writeAt(join(dir, persisted.ref.file), persisted.ref.bytes, data);
-      return new PersistedLog(
-        { file: persisted.ref.file, bytes: persisted.ref.bytes + Buffer.byteLength(data), messages: messages.length },
-        messages,
-      );
+      const ref = {
+        file: persisted.ref.file,
+        bytes: persisted.ref.bytes + Buffer.byteLength(data),
+        messages: persisted.ref.messages + fresh.length,
+      };
+      // Once the whole archive is in memory, the prefix is no longer needed to compare.
+      return tail ? new PersistedLog(ref, messages, persisted.prefix) : new PersistedLog(ref, messages);
     }
+    if (tail) throw new Error(`internal: the archive of session ${this.id} was changed without being read`);
     const file = nextFile();
     const data = messages.map(messageLine).join('');
     await writeAt(join(dir, file), 0, data);
-    if (persisted) old.push(persisted.ref.file);
+    // A damaged file stays where it is, as it does when a load finds it damaged (REL-4).
+    if (persisted && persisted.prefix?.intact !== false) old.push(persisted.ref.file);
     return new PersistedLog({ file, bytes: Buffer.byteLength(data), messages: messages.length }, messages);
   }
 
@@ -294,9 +329,15 @@ export class SessionFiles {
    * Loads a session; a missing, empty or unreadable head is a clear error (CLI-1). REL-4: damage
    * loads what can be loaded with one note: a truncated or missing companion restores its
    * readable lines and the next save starts a fresh generation (so nothing later is lost), and
-   * a damaged head is rebuilt from its companions.
+   * a damaged head is rebuilt from its companions. `deferArchive`: leave the archive's committed
+   * messages on disk until something reads `state.archive` (session-archive.ts); only an archive
+   * file that is all there (not shorter than its head records) is left so, any other is read now.
    */
-  static load(home: string, id: string): { state: SessionState; files: SessionFiles; notes: string[] } {
+  static load(
+    home: string,
+    id: string,
+    options: { readonly deferArchive?: boolean } = {},
+  ): { state: SessionState; files: SessionFiles; notes: string[] } {
     const path = sessionPath(home, id);
     const dir = sessionsDir(home);
     let notes: string[] = [];
@@ -311,9 +352,11 @@ export class SessionFiles {
     let archive: ChatMessage[] = [];
     let context: ChatMessage[] = [];
     let files: SessionFiles | undefined;
+    let deferred: DeferredArchive | undefined;
     const log = raw ? validLog(raw.log, id) : undefined;
     if (raw && log) {
-      const a = readLog(dir, log.archive, notes);
+      deferred = options.deferArchive ? deferrable(dir, log.archive, raw.title) : undefined;
+      const a = deferred ? { messages: [], intact: true } : readLog(dir, log.archive, notes);
       const c = readLog(dir, log.context, notes);
       archive = a.messages;
       context = c.messages;
@@ -322,7 +365,11 @@ export class SessionFiles {
         home,
         id,
         log.generation,
-        a.intact ? new PersistedLog({ ...log.archive, messages: archive.length }, [...archive]) : undefined,
+        deferred
+          ? new PersistedLog({ ...log.archive }, [], deferred)
+          : a.intact
+            ? new PersistedLog({ ...log.archive, messages: archive.length }, [...archive])
+            : undefined,
         c.intact ? new PersistedLog({ ...log.context, messages: context.length }, [...context]) : undefined,
         stamp,
       );
@@ -362,7 +409,7 @@ export class SessionFiles {
       files = new SessionFiles(home, id, rebuilt.generation, undefined, undefined, stamp);
     }
     if (notes.length > 1) notes = [notes.join(' ')];
-    if (archive.length === 0 && context.length === 0) {
+    if ((deferred?.committed ?? archive.length) === 0 && context.length === 0) {
       throw new UsageError(`Session '${id}' (${path}) is empty; there is nothing to resume.`);
     }
     const head = raw as Record<string, unknown>;
@@ -391,12 +438,68 @@ export class SessionFiles {
       imageMarkersTagged: head.imageMarkersTagged === true,
       pendingApprovals: strings('pendingApprovals'),
     };
+    if (deferred) deferArchive(state, deferred);
     return { state, files, notes };
   }
 }
 
 function isSummary(message: ChatMessage): boolean {
   return message.content.some((p) => p.type === 'text' && p.text.startsWith('## Earlier context'));
+}
+
+/**
+ * The archive of a head left on disk, when that is safe: its file holds at least the committed
+ * bytes and the head recorded how many messages they are and the title they give. A later read
+ * takes exactly those bytes; the lines a save appends after them are in memory already.
+ */
+function deferrable(dir: string, ref: LogRef, title: unknown): DeferredArchive | undefined {
+  if (ref.bytes === 0 || ref.messages === 0 || typeof title !== 'string' || title === '') return undefined;
+  try {
+    if (statSync(join(dir, ref.file)).size < ref.bytes) return undefined;
+  } catch {
+    return undefined;
+  }
+  const committed = { ...ref };
+  return new DeferredArchive(
+    ref.messages,
+    title,
+    () => readLog(dir, committed, []),
+    (count) => readLastLines(join(dir, committed.file), committed.bytes, count),
+  );
+}
+
+/**
+ * The last `count` messages of a companion's first `bytes` bytes, read backwards in blocks, so a
+ * resume shows the end of a long archive without reading it all. Lines that do not parse are left out.
+ */
+function readLastLines(path: string, bytes: number, count: number): ChatMessage[] {
+  const BLOCK = 64 * 1024;
+  let handle: number | undefined;
+  try {
+    handle = openSync(path, 'r');
+    const blocks: Buffer[] = [];
+    let start = bytes;
+    let newlines = 0;
+    // count + 1 newlines bound the last `count` lines (the file ends with one).
+    while (start > 0 && newlines <= count) {
+      const size = Math.min(BLOCK, start);
+      start -= size;
+      const block = Buffer.alloc(size);
+      const read = readSync(handle, block, 0, size, start);
+      if (read < size) return [];
+      for (const byte of block) if (byte === 0x0a) newlines++;
+      blocks.unshift(block);
+    }
+    let text = Buffer.concat(blocks);
+    // Unless the read reached the start, the first line is cut: it is dropped.
+    if (start > 0) text = text.subarray(text.indexOf(0x0a) + 1);
+    const { messages } = parseLines(text);
+    return messages.slice(-count);
+  } catch {
+    return [];
+  } finally {
+    if (handle !== undefined) closeSync(handle);
+  }
 }
 
 /** Writes `data` at byte `offset`, cutting anything past it first (a torn append of a crashed save). */

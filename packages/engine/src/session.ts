@@ -32,6 +32,7 @@ import { retryPolicyOf } from './retry-policy.js';
 import { clientOptionsOf } from './transport-options.js';
 import { listSessions, newSessionId, SessionFiles, type SessionState, serialiseSession, sessionPath } from './session-store.js';
 import { SessionLock } from './session-lock.js';
+import { appendToArchive, archiveInMemory, archiveLength, pendingArchive } from './session-archive.js';
 import { requireSessionId } from './session-names.js';
 import { buildSystemPrompt } from './prompts/system-prompt.js';
 import {
@@ -102,6 +103,11 @@ export interface SessionOptions {
   readonly skills?: boolean | undefined;
   /** The user's home folder for the Claude, agents and OpenCode folders; defaults to `os.homedir()`. */
   readonly userHome?: string | undefined;
+  /**
+   * A resume that only appends to the archive (`crystal run`): its committed messages stay on disk
+   * until something reads them (session-archive.ts, issue 22 item 5).
+   */
+  readonly deferArchive?: boolean | undefined;
 }
 
 /** Skills on or off (flag over config, default on) and the user home, for the system prompt. */
@@ -198,7 +204,9 @@ export class Session {
     newId: string,
     lock: SessionLock | undefined,
   ): Promise<Session> {
-    const resumed = resumeId ? SessionFiles.load(options.home, resumeId) : undefined;
+    const resumed = resumeId
+      ? SessionFiles.load(options.home, resumeId, { deferArchive: options.deferArchive === true })
+      : undefined;
     const { client, model } = options.offline
       ? offlineClient(resumed?.state.provider ?? options.provider ?? '', resumed?.state.model ?? options.model ?? '')
       : await buildClient(options, options.provider, options.model, env);
@@ -240,9 +248,12 @@ export class Session {
     // summary), so it is always put in front afresh.
     state.context.unshift(system);
     const files = resumed?.files ?? SessionFiles.create(options.home, state.id);
+    // IMG-12: the images an archive left on disk mentions are among those its head recorded.
+    const archived = pendingArchive(state) ? parseSessionImageRecords(state.images).records.map((r) => r.number) : [];
     const { attachments, notes, unavailable } = await openImages(options, state);
     const session = new Session(options, state, files, client, model, limits, [...(resumed?.notes ?? []), ...notes], lock);
     session.attachments = attachments;
+    session.archivedImages = archived;
     if (options.checkpoints !== false && options.config.checkpoints?.enabled !== false) {
       session.checkpoints = new Checkpoints({
         home: options.home,
@@ -355,6 +366,36 @@ export class Session {
     return this.state.archive;
   }
 
+  /**
+   * The archive's last `limit` messages and how many come before them: what a resume shows
+   * (HIST-5). An archive left on disk is read from its end only (issue 22 item 5).
+   */
+  recentHistory(limit: number): { readonly messages: readonly ChatMessage[]; readonly earlier: number } {
+    const pending = pendingArchive(this.state);
+    let messages: readonly ChatMessage[];
+    if (!pending) messages = this.state.archive.slice(-limit);
+    else {
+      const appended = pending.tail.slice(-limit);
+      messages = [...pending.last(limit - appended.length), ...appended];
+    }
+    return { messages, earlier: Math.max(0, archiveLength(this.state) - messages.length) };
+  }
+
+  /** How many messages the archive holds, without reading one left on disk (session-archive.ts). */
+  get historyLength(): number {
+    return archiveLength(this.state);
+  }
+
+  /** Images the archive's committed part may mention while it stays on disk (its head recorded them). */
+  private archivedImages: readonly number[] = [];
+
+  /** IMG-12: the images the archive or the model context still mention. */
+  private referencedImages(): Set<number> {
+    const numbers = referencedImageNumbers(archiveInMemory(this.state), this.state.context);
+    if (pendingArchive(this.state)) for (const n of this.archivedImages) numbers.add(n);
+    return numbers;
+  }
+
   /** The model context (HIST-4): what the approval reviewer reads. */
   modelContext(): readonly ChatMessage[] {
     return this.state.context;
@@ -433,13 +474,13 @@ export class Session {
         if (dangling.length > 0) {
           const closed: ChatMessage = { role: 'tool', content: dangling.map((c) => interruptedResult(c)) };
           this.state.context.push(closed);
-          this.state.archive.push(closed);
+          appendToArchive(this.state, closed);
           this.state.pendingApprovals = [];
         }
         await this.checkpoints?.beforeTurn(this.state.userTurns + 1, text, this.state.context.slice(1));
         const user = userMessage(text);
         this.state.context.push(user);
-        this.state.archive.push(user);
+        appendToArchive(this.state, user);
         this.state.userTurns++;
         this.publish({ type: 'turn-started', text });
         // REL-1: the user message is on disk before the first request.
@@ -473,7 +514,7 @@ export class Session {
           client: this.client,
           executorForRound,
           context: this.state.context,
-          commit: (message) => this.state.archive.push(message),
+          commit: (message) => appendToArchive(this.state, message),
           budget,
           retry: retryPolicyOf(this.options.config),
           clock,
@@ -721,7 +762,7 @@ export class Session {
   /** Saves the queue with the session as it changes, so a crash does not lose queued text. */
   async setQueued(items: readonly string[]): Promise<void> {
     this.state.queued = [...items];
-    if (this.state.archive.length > 0 || items.length > 0) await this.save();
+    if (archiveLength(this.state) > 0 || items.length > 0) await this.save();
   }
 
   get workspace(): string {
@@ -738,12 +779,7 @@ export class Session {
 
   /** Counters and usage for /status and /stats. */
   snapshot(): SessionSnapshot {
-    const toolCounts = new Map<string, number>();
-    for (const message of this.state.archive) {
-      for (const part of message.content) {
-        if (part.type === 'tool-call') toolCounts.set(part.name, (toolCounts.get(part.name) ?? 0) + 1);
-      }
-    }
+    const state = this.state;
     return {
       id: this.state.id,
       workspace: this.options.workspace,
@@ -755,9 +791,18 @@ export class Session {
       toolCalls: this.state.toolCalls,
       lastUsage: this.state.usage,
       cumulativeUsage: this.state.cumulativeUsage,
-      archiveMessages: this.state.archive.length,
+      archiveMessages: archiveLength(this.state),
       contextMessages: this.state.context.length,
-      toolShare: [...toolCounts.entries()].sort((a, b) => b[1] - a[1]).map(([name, count]) => ({ name, count })),
+      // Read from the archive only when asked (/stats): a resume leaves a long archive on disk.
+      get toolShare() {
+        const toolCounts = new Map<string, number>();
+        for (const message of state.archive) {
+          for (const part of message.content) {
+            if (part.type === 'tool-call') toolCounts.set(part.name, (toolCounts.get(part.name) ?? 0) + 1);
+          }
+        }
+        return [...toolCounts.entries()].sort((a, b) => b[1] - a[1]).map(([name, count]) => ({ name, count }));
+      },
     };
   }
 
@@ -922,9 +967,7 @@ export class Session {
     let path: string;
     try {
       // IMG-12: only images the archive or the model context still mention are kept (HIST-8).
-      this.state.images = await this.attachments.registry.toRecords(
-        referencedImageNumbers(this.state.archive, this.state.context),
-      );
+      this.state.images = await this.attachments.registry.toRecords(this.referencedImages());
       this.state.imageMarkersTagged = true;
       path = await this.files.save(this.state);
     } catch (error) {
@@ -987,7 +1030,8 @@ async function openImages(
   }
   if (state.images.length === 0) return { attachments: new AttachmentService({ store }), notes: [], unavailable: [] };
   const restored = await restoreSessionImages(state.images, store, {
-    alsoReferenced: referencedImageNumbers(state.archive, state.context),
+    // An archive left on disk is not read for this: its images are the head's records.
+    alsoReferenced: referencedImageNumbers(archiveInMemory(state), state.context),
   });
   return {
     attachments: new AttachmentService({ store, registry: restored.registry }),

@@ -44,7 +44,7 @@ export interface WorkspaceToolOptions {
   readonly bashTimeoutSeconds?: number | null | undefined;
   readonly askApproval?: (request: ApprovalRequest) => Promise<ApprovalReply>;
   readonly askQuestion?: (questions: readonly Question[], context: ToolContext) => Promise<QuestionAnswers | 'dismissed'>;
-  readonly onOutput?: (callId: string, chunk: string) => void;
+  readonly onOutput?: (callId: string, chunk: string, stream: 'stdout' | 'stderr') => void;
   readonly onAutoPass?: (card: AutoPassCard) => void;
   readonly onDecided?: (outcome: ApprovalOutcome) => void;
   readonly onNote?: (text: string) => void;

@@ -95,6 +95,15 @@ describe('bash tool', () => {
     expect(chunks.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('TUIX-7 each streamed chunk says which stream it came from (surfaces show stderr apart); the result keeps both', async () => {
+    const byStream: Record<string, string> = { stdout: '', stderr: '' };
+    const h = host({ onOutput: (_id, chunk, stream) => (byStream[stream] += chunk) });
+    const result = await bash(h, { command: 'echo out one; echo err one >&2; echo out two; echo err two >&2; exit 1' });
+    expect(byStream).toEqual({ stdout: 'out one\nout two\n', stderr: 'err one\nerr two\n' });
+    expect(result.isError).toBe(true);
+    for (const line of ['out one', 'out two', 'err one', 'err two']) expect(result.text).toContain(line);
+  });
+
   it('BASH-1 the configured timer stops the command with the reference message', async () => {
     const result = await bash(host({ bashTimeoutMs: 1000 }), { command: 'echo started; sleep 30' });
     expect(result.isError).toBe(true);

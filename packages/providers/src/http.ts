@@ -172,50 +172,81 @@ function firstLine(html: string): string {
  * line) instead of failing later as an incomplete stream. NDJSON wires classify error lines in
  * their own decoder.
  */
-async function* checkedBody(options: PostOptions, response: TransportResponse): AsyncGenerator<Uint8Array> {
+function checkedBody(options: PostOptions, response: TransportResponse): AsyncIterable<Uint8Array> {
+  const iterator = response.body[Symbol.asyncIterator]();
+  // Chunks the head check read ahead, handed out before the body goes on.
+  let queued: Uint8Array[] | undefined;
+  let ended = false;
+  const done: IteratorReturnResult<undefined> = { value: undefined, done: true };
+  const body: AsyncIterableIterator<Uint8Array> = {
+    [Symbol.asyncIterator]: () => body,
+    next(): Promise<IteratorResult<Uint8Array>> {
+      if (queued === undefined) return checkHead(options, response, iterator).then(start);
+      const chunk = queued.shift();
+      if (chunk !== undefined) return Promise.resolve({ value: chunk, done: false });
+      // Issue 22 item 3: after the head, each read comes straight from the transport's iterator,
+      // without a generator step per network read.
+      return ended ? Promise.resolve(done) : iterator.next();
+    },
+    // A reader that stops early leaves the response to its owner, which drains it for the next
+    // request (keep-alive) or destroys it; returning the transport's iterator would destroy it.
+    return(): Promise<IteratorResult<Uint8Array>> {
+      queued = [];
+      ended = true;
+      return Promise.resolve(done);
+    },
+  };
+  const start = (head: { chunks: Uint8Array[]; ended: boolean }): Promise<IteratorResult<Uint8Array>> => {
+    queued = head.chunks;
+    ended = head.ended;
+    return body.next();
+  };
+  return body;
+}
+
+/**
+ * The head of the body: the first read, or for what may be an error document (HTML, or a
+ * single JSON object on a wire that is not NDJSON) up to ERROR_BODY_READ_BYTES, which throws
+ * the classified error when it is one.
+ */
+async function checkHead(
+  options: PostOptions,
+  response: TransportResponse,
+  iterator: AsyncIterator<Uint8Array>,
+): Promise<{ chunks: Uint8Array[]; ended: boolean }> {
   const contentType = (response.headers.get('content-type') ?? '').toLowerCase();
   const ndjson = /ndjson|jsonl/.test(contentType);
-  const iterator = response.body[Symbol.asyncIterator]();
   const first = await iterator.next();
-  if (first.done) return;
+  if (first.done) return { chunks: [], ended: true };
   const head = Buffer.from(first.value);
   const lead = leadingChar(head);
   const htmlType = /text\/html|application\/xhtml/.test(contentType);
-  if (htmlType || lead === '<' || (lead === '{' && !ndjson)) {
-    const chunks: Buffer[] = [head];
-    let size = head.length;
-    let ended = false;
-    while (size < ERROR_BODY_READ_BYTES) {
-      const next = await iterator.next();
-      if (next.done) {
-        ended = true;
-        break;
-      }
-      chunks.push(Buffer.from(next.value));
-      size += next.value.length;
+  if (!(htmlType || lead === '<' || (lead === '{' && !ndjson))) return { chunks: [first.value], ended: false };
+  const chunks: Buffer[] = [head];
+  let size = head.length;
+  let ended = false;
+  while (size < ERROR_BODY_READ_BYTES) {
+    const next = await iterator.next();
+    if (next.done) {
+      ended = true;
+      break;
     }
-    const text = Buffer.concat(chunks).toString('utf8');
-    if (htmlType || lead === '<') {
+    chunks.push(Buffer.from(next.value));
+    size += next.value.length;
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (htmlType || lead === '<') {
+    response.destroy();
+    throw errorAnswer(options, response, text);
+  }
+  if (ended || size >= ERROR_BODY_READ_BYTES) {
+    const document = parseObject(text);
+    if (document && 'error' in document && document.error) {
       response.destroy();
       throw errorAnswer(options, response, text);
     }
-    if (ended || size >= ERROR_BODY_READ_BYTES) {
-      const document = parseObject(text);
-      if (document && 'error' in document && document.error) {
-        response.destroy();
-        throw errorAnswer(options, response, text);
-      }
-    }
-    for (const chunk of chunks) yield chunk;
-    if (ended) return;
-  } else {
-    yield first.value;
   }
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) return;
-    yield next.value;
-  }
+  return { chunks, ended };
 }
 
 function leadingChar(chunk: Buffer): string {

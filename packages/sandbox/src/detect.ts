@@ -60,21 +60,26 @@ function probeOnce(bwrap: string): Promise<SandboxAvailability> {
   return probe;
 }
 
+/**
+ * One bwrap run in the common case (issue 22 item 4: each spawn costs start-up time): the probe
+ * asks for a sized tmpfs too, which a bwrap of 0.8 or later that can create namespaces starts;
+ * only when that fails does a plain run tell an older bwrap from no sandbox at all.
+ */
 function runProbe(bwrap: string): Promise<SandboxAvailability> {
-  const args = ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'];
+  const head = ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  const sized = [...head, '--size', '1048576', '--tmpfs', '/tmp', '--', 'true'];
+  const plain = [...head, '--', 'true'];
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   return new Promise((resolve) => {
-    execFile(bwrap, args, { timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (error, _stdout, stderr) => {
-      if (!error) {
-        const sized = ['--size', '1048576', '--tmpfs', '/tmp'];
-        execFile(bwrap, [...args.slice(0, -2), ...sized, '--', 'true'], { timeout: 10_000 }, (sizeError) =>
-          resolve({ available: true, bwrap, tmpfsSize: !sizeError }),
-        );
-        return;
-      }
-      const said = String(stderr).trim().split('\n')[0] || error.message;
-      resolve({
-        available: false,
-        reason: `${bwrap} cannot create a sandbox here (${said}); user namespaces may be disabled (kernel.unprivileged_userns_clone, or an AppArmor rule for bwrap)`,
+    execFile(bwrap, sized, { timeout: 10_000, env }, (sizeError) => {
+      if (!sizeError) return resolve({ available: true, bwrap, tmpfsSize: true });
+      execFile(bwrap, plain, { timeout: 10_000, env }, (error, _stdout, stderr) => {
+        if (!error) return resolve({ available: true, bwrap, tmpfsSize: false });
+        const said = String(stderr).trim().split('\n')[0] || error.message;
+        resolve({
+          available: false,
+          reason: `${bwrap} cannot create a sandbox here (${said}); user namespaces may be disabled (kernel.unprivileged_userns_clone, or an AppArmor rule for bwrap)`,
+        });
       });
     });
   });

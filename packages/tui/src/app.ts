@@ -11,7 +11,7 @@
  */
 import { Composer } from './composer.js';
 import { sanitizeInput } from './sanitize.js';
-import { type InputEvent, InputDecoder } from './input-decoder.js';
+import { encodeInput, type InputEvent, InputDecoder } from './input-decoder.js';
 import type { CtrlCResult, Intents } from './intents.js';
 import { loadMarkdown } from './markdown.js';
 import { type Frame, Painter } from './painter.js';
@@ -137,6 +137,7 @@ export class TerminalApp {
     if (this.inlinePainter) this.inlinePainter.enter(this.title);
     else this.painter.enter(this.title);
     this.render();
+    if (this.events.length > 0) void this.drain();
     void loadMarkdown().then(() => {
       this.transcript.invalidate();
       invalidateSidePanel();
@@ -264,16 +265,28 @@ export class TerminalApp {
     void this.drain();
   }
 
+  /**
+   * The keys read but not yet handled, as terminal bytes, and forgets them: when the frame
+   * stops to let the host read the terminal (`/login`), the keys typed after the Enter that
+   * stopped it belong to the host's prompt, not to the composer.
+   */
+  takePendingInput(): string {
+    const rest = encodeInput(this.events);
+    this.events = [];
+    return rest;
+  }
+
   /** Resolves once every queued key has been handled (tests). */
   async settled(): Promise<void> {
-    while (this.draining || this.events.length > 0) await new Promise((r) => setImmediate(r));
+    while (this.draining || (this.running && this.events.length > 0)) await new Promise((r) => setImmediate(r));
   }
 
   private async drain(): Promise<void> {
     if (this.draining) return;
     this.draining = true;
     try {
-      while (this.events.length > 0) {
+      // A stopped frame (the host reads the terminal itself, `/login`) leaves the rest unread.
+      while (this.events.length > 0 && this.running) {
         const event = this.events.shift() as InputEvent;
         const { cols, rows } = this.host.size();
         if (tooSmall(cols, rows) && !(event.type === 'ctrl' && event.letter === 'c')) {
@@ -918,6 +931,9 @@ export class TerminalApp {
       const rows = entry.rows(width);
       if (i > 0 || found >= 0) out.push('');
       for (let r = 0; r < rows.count; r++) out.push(rows.row(r));
+      // The scroll-back holds its rows now: the layout is not kept, so a long session's memory
+      // (and the collector's work on every frame) does not grow with what was printed.
+      entry.invalidate?.();
       this.printedLast = entry;
       this.printedAt = i;
     }

@@ -224,8 +224,45 @@ export function diffLineRows(line: string, width: number, prefix: readonly Span[
   return wrapHard(spans, width, prefix).slice(0, 2);
 }
 
+/** The last part of one output stream of a command, and how many lines it had in all (TUIX-7). */
+export interface StreamTail {
+  /** The stream's last characters (at most STREAM_KEEP_CHARS). */
+  readonly text: string;
+  /** Lines in the whole stream. */
+  readonly lines: number;
+}
+
+/** A command's output by stream, as it streamed (a replayed card has none). */
+export interface OutputStreams {
+  readonly stdout: StreamTail;
+  readonly stderr: StreamTail;
+  /** Both streams in arrival order, while short enough to keep whole (else undefined). */
+  readonly combined: string | undefined;
+}
+
+export const STREAM_KEEP_CHARS = 16_000;
+const COMBINED_KEEP_CHARS = 100_000;
+
+class StreamCounter {
+  text = '';
+  private newlines = 0;
+  private endsOpen = false;
+
+  push(chunk: string): void {
+    for (let i = chunk.indexOf('\n'); i !== -1; i = chunk.indexOf('\n', i + 1)) this.newlines++;
+    if (chunk !== '') this.endsOpen = !chunk.endsWith('\n');
+    this.text += chunk;
+    if (this.text.length > STREAM_KEEP_CHARS * 2) this.text = this.text.slice(-STREAM_KEEP_CHARS);
+  }
+
+  tail(): StreamTail {
+    return { text: this.text.slice(-STREAM_KEEP_CHARS), lines: this.newlines + (this.endsOpen ? 1 : 0) };
+  }
+}
+
 export class ToolEntry implements TranscriptEntry {
   private status: ToolStatus = 'pending';
+  private byStream: { stdout: StreamCounter; stderr: StreamCounter; combined: string | undefined } | undefined;
   private output = new PlainStream(theme.muted, [{ text: '  │ ', style: theme.border }]);
   private resultText: string | undefined;
   private fullText: string | undefined;
@@ -252,8 +289,22 @@ export class ToolEntry implements TranscriptEntry {
     return this.diffLines;
   }
 
-  appendOutput(chunk: string): void {
+  /** Streamed output; `stream` (when the host knows it) keeps stdout and stderr apart too. */
+  appendOutput(chunk: string, stream?: 'stdout' | 'stderr'): void {
     this.output.append(sanitizeToolBody(chunk));
+    if (!stream) return;
+    this.byStream ??= { stdout: new StreamCounter(), stderr: new StreamCounter(), combined: '' };
+    this.byStream[stream].push(chunk);
+    if (this.byStream.combined !== undefined) {
+      this.byStream.combined += chunk;
+      if (this.byStream.combined.length > COMBINED_KEEP_CHARS) this.byStream.combined = undefined;
+    }
+  }
+
+  /** The output by stream, when it streamed with stream labels (TUIX-7). */
+  get streams(): OutputStreams | undefined {
+    const s = this.byStream;
+    return s && { stdout: s.stdout.tail(), stderr: s.stderr.tail(), combined: s.combined };
   }
 
   /** The result line(s) shown under the card (an error, a bash tail). */

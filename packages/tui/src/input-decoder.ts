@@ -73,9 +73,15 @@ export class InputDecoder {
     const events: InputEvent[] = [];
     let input = this.pending + data;
     this.pending = '';
-    if (this.paste === undefined && !input.includes('\x1b') && isPasteBurst(input)) {
-      events.push({ type: 'paste', text: input.replace(/\r\n?/g, '\n') });
-      return events;
+    if (this.paste === undefined && !input.includes('\x1b')) {
+      // Line breaks at the start of a read are Enter keys typed before the rest (a key typed
+      // right after Enter can share its read); only what follows them can be a paste.
+      const lead = /^(?:\r\n?)*/.exec(input)?.[0] ?? '';
+      if (isPasteBurst(input.slice(lead.length))) {
+        for (const _ of lead.replace(/\r\n/g, '\r')) events.push({ type: 'key', name: 'enter' });
+        events.push({ type: 'paste', text: input.slice(lead.length).replace(/\r\n?/g, '\n') });
+        return events;
+      }
     }
     let text = '';
     const flushText = (): void => {
@@ -226,4 +232,40 @@ function partialSuffix(text: string, marker: string): number {
     if (marker.startsWith(text.slice(text.length - n))) return n;
   }
   return 0;
+}
+
+const KEY_BYTES: Partial<Record<KeyName, string>> = {
+  enter: '\r',
+  tab: '\t',
+  backtab: '\x1b[Z',
+  backspace: '\x7f',
+  delete: '\x1b[3~',
+  escape: '\x1b',
+  up: '\x1b[A',
+  down: '\x1b[B',
+  right: '\x1b[C',
+  left: '\x1b[D',
+  home: '\x1b[H',
+  end: '\x1b[F',
+  pageup: '\x1b[5~',
+  pagedown: '\x1b[6~',
+  insert: '\x1b[2~',
+  space: ' ',
+  f1: '\x1bOP',
+};
+
+/**
+ * Decoded events back to terminal bytes (modifiers dropped): keys that were read but not yet
+ * handled when the frame steps aside go to whoever reads the terminal next (`/login`).
+ */
+export function encodeInput(events: readonly InputEvent[]): string {
+  let out = '';
+  for (const event of events) {
+    if (event.type === 'text') out += event.text;
+    else if (event.type === 'paste') out += `${PASTE_START}${event.text}${PASTE_END}`;
+    else if (event.type === 'ctrl') out += String.fromCharCode(event.letter.charCodeAt(0) - 0x60);
+    else if (event.type === 'alt') out += `\x1b${event.text}`;
+    else if (event.type === 'key') out += event.name === 'space' && event.ctrl ? '\x00' : (KEY_BYTES[event.name] ?? '');
+  }
+  return out;
 }

@@ -15,16 +15,26 @@
 import type { Token, Tokens } from 'marked';
 import { lexMarkdown, markdownReady, renderBlocks, renderCodeLine, renderParagraphOpen, renderPlain } from './markdown.js';
 import { sanitize } from './sanitize.js';
-import type { Carry } from './wrap.js';
+import { type Carry, wrapSpansOpen } from './wrap.js';
 
-/** A tail longer than this (characters) is frozen in pieces. */
-const PARAGRAPH_FREEZE_AT = 768;
+/**
+ * A tail longer than this (characters) is frozen in pieces. The open tail is lexed and wrapped
+ * again on every frame, so its length is the per-frame cost while a paragraph streams (a
+ * 768-character tail cost about twice the CPU per streamed token of this one, cold).
+ */
+const PARAGRAPH_FREEZE_AT = 256;
 /** Characters kept in the open tail after a paragraph freeze. */
-const PARAGRAPH_KEEP = 192;
+const PARAGRAPH_KEEP = 64;
 const CODE_FREEZE_LINES = 24;
 const CODE_KEEP_LINES = 6;
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
+/**
+ * One line of text that lexes as one plain text token: a letter first (a paragraph piece is
+ * cut before a letter), then none of the characters that open spans, links, entities, HTML,
+ * escapes, autolinks or tables.
+ */
+const PLAIN_TAIL = /^[A-Za-z][^\n\r\t*_`~[\]<>&\\|!#@:^$]*$/;
 
 interface Fence {
   readonly char: string;
@@ -248,6 +258,13 @@ export class MarkdownStream {
       return rows;
     }
     if (tail.trim() === '') return this.carry ? [this.carry.row] : [];
+    // The open tail of a long paragraph is re-laid out on every frame: when it is one line of
+    // plain words (nothing Markdown would turn into a span, a link or a block), the lexer would
+    // give back one text token of the same text, so it is wrapped as that text directly.
+    if (this.carry && PLAIN_TAIL.test(tail) && !/www\./i.test(tail)) {
+      const open = wrapSpansOpen([{ text: tail }], { width: this.width, carry: this.carry });
+      return [...open.rows, open.carry.row];
+    }
     const tokens = lexMarkdown(tail) ?? [];
     const blocks = tokens.filter((t) => t.type !== 'space');
     const rows: string[] = [];

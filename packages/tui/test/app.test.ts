@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { NoteEntry } from '../src/entries.js';
+import { TerminalApp } from '../src/app.js';
+import { NoteEntry, type TranscriptEntry } from '../src/entries.js';
+import { arrayRows } from '../src/rows.js';
 import type { PasteImageResult } from '../src/intents.js';
 import type { ApprovalView } from '../src/view-model.js';
-import { RecordingIntents, testApp } from './helpers.js';
+import { RecordingIntents, STATUS, testApp } from './helpers.js';
 
 const apps: { app: { stop(): void } }[] = [];
 afterEach(() => {
@@ -228,5 +230,36 @@ describe('TerminalApp keys', () => {
     t.app.setProgress(undefined);
     await new Promise((r) => setTimeout(r, 60));
     expect(t.app.timersActive).toBe(false);
+  });
+});
+
+describe('inline view memory (TUIX-8)', () => {
+  it('TUIX-8 an entry printed to the scroll-back keeps no layout, so a long session does not hold every row it printed', () => {
+    let written = '';
+    const app = new TerminalApp({
+      host: { write: (d) => (written += d), size: () => ({ cols: 80, rows: 24 }) },
+      intents: new RecordingIntents(),
+      status: STATUS,
+      view: 'inline',
+    });
+    const laidOut: number[] = [];
+    const dropped: number[] = [];
+    const entry = (n: number): TranscriptEntry => ({
+      rows: () => {
+        laidOut.push(n);
+        return arrayRows([`entry ${n}`]);
+      },
+      invalidate: () => dropped.push(n),
+    });
+    for (let n = 0; n < 50; n++) app.transcript.push(entry(n));
+    app.start();
+    expect(written).toContain('entry 49');
+    expect(dropped).toEqual(Array.from({ length: 50 }, (_, n) => n));
+    // Later frames never lay the printed entries out again.
+    laidOut.length = 0;
+    app.transcript.push(entry(50));
+    app.render();
+    expect(laidOut).toEqual([50]);
+    app.stop();
   });
 });

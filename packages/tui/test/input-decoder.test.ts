@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InputDecoder } from '../src/input-decoder.js';
+import { encodeInput, InputDecoder } from '../src/input-decoder.js';
 
 describe('InputDecoder', () => {
   it('decodes Enter, Tab, Shift+Tab, Backspace, arrows, paging and Ctrl keys', () => {
@@ -44,6 +44,27 @@ describe('InputDecoder', () => {
       { type: 'text', text: 'one' },
       { type: 'key', name: 'enter' },
     ]);
+  });
+
+  it('SETUP-2 TUI-6 an Enter at the start of a read is a key: what was typed right after it shares the read but is no paste', () => {
+    const d = new InputDecoder();
+    expect(d.feed('\rsk-wrong\r')).toEqual([
+      { type: 'key', name: 'enter' },
+      { type: 'text', text: 'sk-wrong' },
+      { type: 'key', name: 'enter' },
+    ]);
+    // What follows the Enter can still be a paste of its own.
+    expect(d.feed('\r\none\ntwo')).toEqual([
+      { type: 'key', name: 'enter' },
+      { type: 'paste', text: 'one\ntwo' },
+    ]);
+  });
+
+  it('SETUP-2 encodeInput gives the terminal bytes of decoded keys back (typed ahead of a prompt)', () => {
+    const bytes = 'ab\r\x7f\x03\x1b[A\x1b[200~p\nq\x1b[201~';
+    const events = new InputDecoder().feed(bytes);
+    expect(encodeInput(events)).toBe(bytes);
+    expect(new InputDecoder().feed(encodeInput(events))).toEqual(events);
   });
 
   it('TUI-6 SGR wheel events scroll and are never arrows', () => {

@@ -80,6 +80,28 @@ describe('MarkdownStream', () => {
     expect(streamed(src, 50, /\S+\s?/g)).toEqual(plain(src, 50));
   });
 
+  it('TUI-2 a long paragraph of mixed spans (code, emphasis, links) frozen in many small pieces still matches the whole render', () => {
+    const words = ['plain', '`code x`', '*it*', '**bold words**', '[a link](https://e.x/y)', '~~gone~~', 'snake_case', 'end.'];
+    const src = Array.from({ length: 1500 }, (_, i) => words[(i * 7) % words.length]).join(' ');
+    for (const width of [37, 80]) expect(streamed(src, width, /[\s\S]{1,5}/g)).toEqual(plain(src, width));
+  });
+
+  it('TUI-2 a long plain paragraph matches the whole render of what arrived after every piece, styles included', () => {
+    const words = ['plain', 'words,', 'and', '(some)', 'punctuation.', "it's", '"quoted"', '50%', 'a-b/c', 'x=1+2;', 'Why?'];
+    const src = Array.from({ length: 900 }, (_, i) => words[(i * 5) % words.length]).join(' ');
+    for (const width of [23, 80]) {
+      const s = new MarkdownStream();
+      let so = '';
+      for (const piece of src.match(/[\s\S]{1,6}/g) ?? []) {
+        s.append(piece);
+        so += piece;
+        const rows = s.rows(width);
+        const got = Array.from({ length: rows.count }, (_, i) => rows.row(i));
+        expect(got).toEqual(renderMarkdown(so, width));
+      }
+    }
+  });
+
   it('freezes a long code fence line by line and matches the whole render', () => {
     const body = Array.from({ length: 300 }, (_, i) => `let v${i} = ${i}; // line`).join('\n');
     const src = `Intro:\n\`\`\`ts\n${body}\n\`\`\`\n\nAfter.\n`;

@@ -33,8 +33,11 @@ export async function getState(): Promise<PageState> {
 
 export type Input =
   | { readonly kind: 'message'; readonly text: string }
-  | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer }
-  | { readonly kind: 'question'; readonly id: number; readonly answers: readonly (readonly string[])[] | 'dismissed' };
+  | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer; readonly feedback?: string }
+  | { readonly kind: 'question'; readonly id: number; readonly answers: readonly (readonly string[])[] | 'dismissed' }
+  | { readonly kind: 'plan'; readonly mode: 'plan' | 'work' }
+  | { readonly kind: 'queue'; readonly id: number; readonly action: 'remove' }
+  | { readonly kind: 'queue'; readonly id: number; readonly action: 'edit'; readonly text: string };
 
 /**
  * The input frame (packages/web/src/input-frame.ts): "CRB1", the manifest length, the manifest,
@@ -81,10 +84,13 @@ export function mediaUrl(scope: string, number: number): string {
 }
 
 /** The event stream; EventSource reconnects by itself and the host starts each connection with a `state`. */
-export function openEvents(onEvent: (event: PageEvent) => void, onStatus: (connected: boolean) => void): EventSource {
+export function openEvents(
+  onEvent: (event: PageEvent) => void,
+  onStatus: (connected: boolean, state: number) => void,
+): EventSource {
   const source = new EventSource('/api/events');
   source.onmessage = (message) => onEvent(JSON.parse(message.data as string) as PageEvent);
-  source.onopen = () => onStatus(true);
-  source.onerror = () => onStatus(false);
+  source.onopen = () => onStatus(true, source.readyState);
+  source.onerror = () => onStatus(false, source.readyState);
   return source;
 }

@@ -1,5 +1,6 @@
 /** The page: connects to the host, draws the state it sends, and forwards the user's input. */
 import { cancel, getState, HostRefusal, type Input, openEvents, send } from './api.js';
+import { Controls, PAGE_KEYS, Progress, renderQueue, SidePanel } from './controls.js';
 import { byId, el } from './dom.js';
 import { ImageTray } from './image-tray.js';
 import { Prompts } from './prompts.js';
@@ -21,7 +22,15 @@ const alerts = byId<HTMLElement>('alerts');
 const scope = (): string => state?.scope ?? '';
 const transcript = new Transcript(byId('transcript'), scope);
 const tray = new ImageTray(byId('tray'), alerts, () => state?.inputs);
-const prompts = new Prompts(byId('prompts'), answer);
+const prompts = new Prompts(byId('prompts'), answer, () => text);
+const controls = new Controls(scope, answer, (command) => answer({ kind: 'message', text: command }), showHelp);
+const progress = new Progress(byId('progress'));
+const side = new SidePanel(byId('side'));
+/** Set once the session ended (`/quit`, the host stopped): the page stops reconnecting. */
+let ended = false;
+/** Failed connection attempts in a row; the host retries after a second (src/host.ts). */
+let failures = 0;
+const HOST_GONE_AFTER = 3;
 
 const ACTIVITY_TEXT: Readonly<Record<Activity, string>> = {
   idle: 'Ready',
@@ -32,13 +41,12 @@ const ACTIVITY_TEXT: Readonly<Record<Activity, string>> = {
 
 function applyState(next: PageState): void {
   state = next;
-  byId('model').textContent = `${next.provider}/${next.model}`;
-  byId('session').textContent = `Session ${next.scope}`;
   byId('session').setAttribute('data-scope', next.scope);
-  byId('mode').textContent = next.mode === 'plan' ? 'Plan' : 'Work';
+  controls.setMode(next.mode);
+  void controls.refresh();
   transcript.reset(next.history);
   prompts.reset(next.approvals, next.questions);
-  renderQueue(next.queue);
+  showQueue(next.queue);
   setActivity(next.activity);
 }
 
@@ -49,13 +57,12 @@ function setActivity(next: Activity): void {
   cancelButton.disabled = next === 'idle';
 }
 
-function renderQueue(items: readonly QueueItem[]): void {
-  const root = byId('queue');
-  root.hidden = items.length === 0;
-  root.replaceChildren(
-    el('h2', { text: `Queued (${items.length})` }),
-    el('ol', {}, ...items.map((item) => el('li', { class: item.kind, text: item.text.replace(/\u2063/g, '') }))),
-  );
+function showQueue(items: readonly QueueItem[]): void {
+  renderQueue(byId('queue'), items, answer);
+}
+
+function showHelp(): void {
+  transcript.help(PAGE_KEYS, controls.current?.commands ?? []);
 }
 
 function onEvent(event: PageEvent): void {
@@ -70,7 +77,7 @@ function onEvent(event: PageEvent): void {
       setActivity(event.activity as Activity);
       break;
     case 'queue':
-      renderQueue(event.items as QueueItem[]);
+      showQueue(event.items as QueueItem[]);
       break;
     case 'approval-requested':
       prompts.addApproval(event.prompt as ApprovalPrompt);
@@ -83,14 +90,92 @@ function onEvent(event: PageEvent): void {
       prompts.addQuestion(event.prompt as QuestionPrompt);
       break;
     case 'mode-changed':
-      byId('mode').textContent = event.mode === 'plan' ? 'Plan' : 'Work';
+      controls.setMode(event.mode === 'plan' ? 'plan' : 'work');
       break;
+    case 'command-output':
+    case 'mcp-changed':
+      void controls.refresh();
+      break;
+    case 'round-closed':
+      controls.roundUsage(event.usage as { inputTokens?: number; outputTokens?: number } | undefined);
+      break;
+    case 'retry-scheduled':
+      progress.retry(Number(event.attempt), Number(event.dueAt), String(event.message ?? ''));
+      break;
+    case 'round-started':
+    case 'text-delta':
+    case 'reasoning-delta':
+    case 'tool-calls':
+    case 'turn-finished':
+      progress.stop();
+      break;
+    case 'side-started':
+      side.started(String(event.question ?? ''));
+      break;
+    case 'side-thinking':
+      side.thinking();
+      break;
+    case 'side-delta':
+      side.delta(String(event.text ?? ''));
+      break;
+    case 'side-finished':
+      side.finished(String(event.question ?? ''), String(event.answer ?? ''));
+      break;
+    case 'side-failed':
+      side.failed(String(event.question ?? ''), String(event.message ?? ''));
+      break;
+    case 'side-open':
+      side.open((event.thread ?? []) as { question: string; answer: string }[]);
+      break;
+    case 'side-cleared':
+      side.clear();
+      break;
+    case 'hello':
+      return;
     case 'quit':
-      byId('activity').textContent = 'The session ended; the host has stopped.';
-      events.close();
+    case 'host-stopped':
+      endSession(String(event.sessionId ?? scope()), event.type === 'quit' ? hasMessages() : event.resumable !== false);
       break;
   }
   transcript.onEvent(event);
+}
+
+/**
+ * The session is over (issue 19): the page says so, shows how to resume it, and stops
+ * reconnecting; the composer is disabled, so nothing typed now can be lost in a send.
+ */
+function endSession(sessionId: string, resumable: boolean, why = 'The session ended; the host has stopped.'): void {
+  ended = true;
+  events.close();
+  setActivity('idle');
+  byId('activity').textContent = 'Session ended';
+  document.body.dataset.ended = 'true';
+  const box = byId('ended');
+  const resume = [`crystal web --resume ${sessionId}`, `crystal --resume ${sessionId}`];
+  box.replaceChildren(
+    el('h2', { text: why }),
+    resumable
+      ? el(
+          'p',
+          {},
+          'Resume it in a terminal with ',
+          el('code', { text: resume[0] }),
+          ' (this page) or ',
+          el('code', { text: resume[1] }),
+          ' (the terminal).',
+        )
+      : el('p', { text: 'It had no messages, so nothing was saved.' }),
+  );
+  box.hidden = false;
+  prompts.reset([], []);
+  for (const control of composer.querySelectorAll<HTMLButtonElement | HTMLTextAreaElement>('button, textarea')) {
+    control.disabled = true;
+  }
+}
+
+/** Whether the session has anything to resume: a message of either side. */
+function hasMessages(): boolean {
+  return byId('transcript').querySelector('article.message') !== null;
 }
 
 function showError(error: unknown): void {
@@ -120,6 +205,12 @@ async function submit(): Promise<void> {
   }
   const files = tray.files;
   const message = text.value;
+  // The page's own /help: its keys, not the terminal's (issue 19).
+  if (files.length === 0 && /^\/(help|h)\s*$/.test(message.trim())) {
+    showHelp();
+    text.value = '';
+    return;
+  }
   if (message.trim() === '' && files.length === 0 && state.queue.length === 0) return;
   sending = true;
   try {
@@ -198,6 +289,18 @@ document.addEventListener('paste', (event) => {
   tray.add(files, 'paste');
 });
 
-const events = openEvents(onEvent, (connected) => {
-  if (!connected) byId('activity').textContent = 'Reconnecting…';
+const events = openEvents(onEvent, (connected, readyState) => {
+  if (ended) return;
+  if (connected) {
+    failures = 0;
+    return;
+  }
+  failures++;
+  // A host killed without a word (kill -9, a crash) never says goodbye: after a few failed
+  // attempts the page says it is gone; a refusal (the host restarted with a new token) at once.
+  if (failures >= HOST_GONE_AFTER || readyState === EventSource.CLOSED) {
+    endSession(scope(), hasMessages(), 'The host is not answering; it has stopped or crashed.');
+  } else {
+    byId('activity').textContent = 'Reconnecting…';
+  }
 });

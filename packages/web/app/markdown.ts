@@ -1,149 +1,122 @@
 /**
- * A small Markdown renderer for model text. Every character of the input is HTML-escaped
- * before any markup is added, so model output can never inject HTML; links are kept only for
- * http, https and mailto addresses. Covers what models write: fenced code, headings, lists,
- * block quotes, rules, paragraphs, and inline code, bold, italics and links.
+ * Model text as HTML (issue 19): GitHub-flavoured Markdown from `marked` (tables, nested and
+ * task lists, strikethrough, links, fenced code), code highlighted by highlight.js (a few
+ * languages, bundled: the page loads no remote code), and everything passed through DOMPurify.
+ *
+ * Model output is untrusted, so on top of the sanitizer the renderer itself:
+ * - shows raw HTML as text (it is never parsed as markup);
+ * - keeps links only for http, https and mailto addresses (no `javascript:`, no `data:`);
+ * - never makes an `<img>`: a Markdown image becomes its alt text and address as text, so a
+ *   model cannot make the page fetch anything (the host's CSP forbids it as well).
  */
+import DOMPurify from 'dompurify';
+import hljs from 'highlight.js/lib/core';
+import bash from 'highlight.js/lib/languages/bash';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
+import go from 'highlight.js/lib/languages/go';
+import javascript from 'highlight.js/lib/languages/javascript';
+import json from 'highlight.js/lib/languages/json';
+import python from 'highlight.js/lib/languages/python';
+import rust from 'highlight.js/lib/languages/rust';
+import sql from 'highlight.js/lib/languages/sql';
+import typescript from 'highlight.js/lib/languages/typescript';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
+import { Marked, type Tokens } from 'marked';
+
+for (const [name, language] of Object.entries({
+  bash,
+  css,
+  diff,
+  go,
+  javascript,
+  json,
+  python,
+  rust,
+  sql,
+  typescript,
+  xml,
+  yaml,
+})) {
+  hljs.registerLanguage(name, language);
+}
+hljs.registerAliases(['sh', 'shell', 'zsh', 'console'], { languageName: 'bash' });
+hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const SAFE_URL = /^(https?:\/\/|mailto:)[^\s]*$/i;
+const SAFE_URL = /^(?:https?:\/\/|mailto:)/i;
 
-/** Inline markup of one line or paragraph: code spans first, then links, bold and italics on escaped text. */
-export function renderInline(text: string): string {
-  let out = '';
-  const parts = text.split(/(`+[^`]*`+)/g);
-  for (const part of parts) {
-    const code = /^(`+)([^`]*)\1$/.exec(part);
-    if (code) {
-      out += `<code>${escapeHtml(code[2] ?? '')}</code>`;
-      continue;
-    }
-    out += formatSpans(part);
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  renderer: {
+    html({ text }: Tokens.HTML | Tokens.Tag): string {
+      return escapeHtml(text);
+    },
+    image({ href, text }: Tokens.Image): string {
+      const where = href ? ` (${escapeHtml(href)})` : '';
+      return `<span class="image-ref">[image: ${escapeHtml(text)}]${where}</span>`;
+    },
+    link({ href, title, tokens }: Tokens.Link): string {
+      const label = this.parser.parseInline(tokens);
+      if (!SAFE_URL.test(href)) return label;
+      const titled = title ? ` title="${escapeHtml(title)}"` : '';
+      return `<a href="${escapeHtml(href)}"${titled}>${label}</a>`;
+    },
+    code({ text, lang }: Tokens.Code): string {
+      const name = (lang ?? '').trim().split(/\s+/)[0]?.toLowerCase() ?? '';
+      const known = name !== '' && hljs.getLanguage(name) !== undefined;
+      const body = known ? hljs.highlight(text, { language: name, ignoreIllegals: true }).value : escapeHtml(text);
+      const label = name ? ` data-lang="${escapeHtml(name)}"` : '';
+      return `<pre${label}><code class="hljs${known ? ` language-${escapeHtml(name)}` : ''}">${body}</code></pre>\n`;
+    },
+    checkbox({ checked }: Tokens.Checkbox): string {
+      return `<input type="checkbox" disabled${checked ? ' checked' : ''}> `;
+    },
+  },
+});
+
+const purify = DOMPurify(window);
+purify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A') {
+    const href = node.getAttribute('href') ?? '';
+    if (!SAFE_URL.test(href)) node.removeAttribute('href');
+    node.setAttribute('rel', 'noopener noreferrer');
+    node.setAttribute('target', '_blank');
   }
-  return out;
-}
-
-function formatSpans(raw: string): string {
-  let out = '';
-  let at = 0;
-  const link = /\[([^\]\n]+)\]\(([^)\s]+)\)/g;
-  for (let m = link.exec(raw); m; m = link.exec(raw)) {
-    out += emphasis(escapeHtml(raw.slice(at, m.index)));
-    const label = emphasis(escapeHtml(m[1] ?? ''));
-    const url = m[2] ?? '';
-    out += SAFE_URL.test(url) ? `<a href="${escapeHtml(url)}" rel="noopener noreferrer" target="_blank">${label}</a>` : label;
-    at = m.index + m[0].length;
+  if (node.tagName === 'INPUT') {
+    if (node.getAttribute('type') !== 'checkbox') node.remove();
+    else node.setAttribute('disabled', '');
   }
-  return out + emphasis(escapeHtml(raw.slice(at)));
-}
+});
 
-function emphasis(escaped: string): string {
-  return escaped
-    .replace(/\*\*(?=\S)([^*]*?\S)\*\*/g, '<strong>$1</strong>')
-    .replace(/__(?=\S)([^_]*?\S)__/g, '<strong>$1</strong>')
-    .replace(/(^|[^*\w])\*(?=\S)([^*\n]*?\S)\*(?!\*)/g, '$1<em>$2</em>')
-    .replace(/(^|[^_\w])_(?=\S)([^_\n]*?\S)_(?![_\w])/g, '$1<em>$2</em>');
-}
+const PURIFY = {
+  FORBID_TAGS: [
+    'img',
+    'image',
+    'svg',
+    'math',
+    'style',
+    'form',
+    'button',
+    'iframe',
+    'object',
+    'embed',
+    'video',
+    'audio',
+    'source',
+  ],
+  FORBID_ATTR: ['style', 'src', 'srcset', 'action', 'formaction', 'background', 'poster'],
+  // Links are checked by the hook above (SAFE_URL); a custom ALLOWED_URI_REGEXP would also strip `type`.
+  ADD_ATTR: ['target'],
+};
 
-type Block =
-  | { kind: 'code'; lang: string; lines: string[] }
-  | { kind: 'heading'; level: number; text: string }
-  | { kind: 'list'; ordered: boolean; items: string[] }
-  | { kind: 'quote'; lines: string[] }
-  | { kind: 'rule' }
-  | { kind: 'paragraph'; lines: string[] };
-
-function parseBlocks(source: string): Block[] {
-  const lines = source.replace(/\r\n?/g, '\n').split('\n');
-  const blocks: Block[] = [];
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i] as string;
-    const fence = /^\s{0,3}(```+|~~~+)\s*([\w+-]*)/.exec(line);
-    if (fence) {
-      const marker = fence[1] as string;
-      const code: string[] = [];
-      i++;
-      while (i < lines.length && !(lines[i] as string).trimStart().startsWith(marker)) code.push(lines[i++] as string);
-      i++;
-      blocks.push({ kind: 'code', lang: fence[2] ?? '', lines: code });
-      continue;
-    }
-    if (line.trim() === '') {
-      i++;
-      continue;
-    }
-    const heading = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
-    if (heading) {
-      blocks.push({ kind: 'heading', level: (heading[1] as string).length, text: heading[2] ?? '' });
-      i++;
-      continue;
-    }
-    if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) {
-      blocks.push({ kind: 'rule' });
-      i++;
-      continue;
-    }
-    const item = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(line);
-    if (item) {
-      const ordered = /\d/.test(item[1] as string);
-      const items: string[] = [];
-      while (i < lines.length) {
-        const next = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(lines[i] as string);
-        if (next && /\d/.test(next[1] as string) === ordered) items.push(next[2] ?? '');
-        else if (items.length > 0 && /^\s{2,}\S/.test(lines[i] as string))
-          items[items.length - 1] += ` ${(lines[i] as string).trim()}`;
-        else break;
-        i++;
-      }
-      blocks.push({ kind: 'list', ordered, items });
-      continue;
-    }
-    if (/^\s{0,3}>/.test(line)) {
-      const quote: string[] = [];
-      while (i < lines.length && /^\s{0,3}>/.test(lines[i] as string))
-        quote.push((lines[i++] as string).replace(/^\s{0,3}>\s?/, ''));
-      blocks.push({ kind: 'quote', lines: quote });
-      continue;
-    }
-    const paragraph: string[] = [];
-    while (i < lines.length && (lines[i] as string).trim() !== '' && !startsBlock(lines[i] as string))
-      paragraph.push(lines[i++] as string);
-    if (paragraph.length === 0) paragraph.push(lines[i++] as string);
-    blocks.push({ kind: 'paragraph', lines: paragraph });
-  }
-  return blocks;
-}
-
-function startsBlock(line: string): boolean {
-  return /^\s{0,3}(```|~~~|#{1,6}\s|>|[-*+]\s|\d{1,9}[.)]\s)/.test(line);
-}
-
-/** Markdown to HTML in which every piece of the source is escaped. */
+/** Markdown to sanitized HTML. */
 export function renderMarkdown(source: string): string {
-  return parseBlocks(source).map(renderBlock).join('\n');
-}
-
-function renderBlock(block: Block): string {
-  switch (block.kind) {
-    case 'code': {
-      const lang = block.lang ? ` data-lang="${escapeHtml(block.lang)}"` : '';
-      return `<pre${lang}><code>${escapeHtml(block.lines.join('\n'))}</code></pre>`;
-    }
-    case 'heading':
-      return `<h${block.level}>${renderInline(block.text)}</h${block.level}>`;
-    case 'rule':
-      return '<hr>';
-    case 'list': {
-      const tag = block.ordered ? 'ol' : 'ul';
-      return `<${tag}>${block.items.map((item) => `<li>${renderInline(item)}</li>`).join('')}</${tag}>`;
-    }
-    case 'quote':
-      return `<blockquote>${renderMarkdown(block.lines.join('\n'))}</blockquote>`;
-    case 'paragraph':
-      return `<p>${block.lines.map(renderInline).join('<br>')}</p>`;
-  }
+  const html = marked.parse(source, { async: false });
+  return purify.sanitize(html, PURIFY);
 }

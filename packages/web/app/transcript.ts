@@ -7,6 +7,8 @@
 import { mediaUrl } from './api.js';
 import { displayText, el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
+import { StreamSplit } from './stream-split.js';
+import { type DiffRowView, ToolCardView } from './tool-card.js';
 import type { HistoryItem, ImageRef, PageEvent } from './types.js';
 
 interface LiveBlock {
@@ -16,27 +18,28 @@ interface LiveBlock {
   readonly reasoning: HTMLDetailsElement;
   text: string;
   thinking: string;
+  /** While it streams: the frozen part (rendered once, chunk by chunk) and the live tail. */
+  stream?: { readonly split: StreamSplit; readonly frozen: HTMLElement; readonly tail: HTMLElement; done: number };
 }
 
-interface ToolCard {
-  readonly root: HTMLElement;
-  readonly status: HTMLElement;
-  readonly output: HTMLElement;
-}
-
+/** How an approval answer reads on the card it belongs to. */
 const RESOLVED: Readonly<Record<string, string>> = {
-  once: 'allowed once',
-  session: 'allowed for this session',
-  always: 'always allowed',
-  deny: 'denied',
-  cancelled: 'cancelled with the turn',
+  once: 'Allowed once by you',
+  session: 'Allowed by you for this session',
+  always: 'Always allowed by you',
+  deny: 'Denied by you',
+  cancelled: 'Approval cancelled with the turn',
 };
+
+const REFERENCE_DEFINITION = /^ {0,3}\[[^\]\n]+\]:/m;
 
 const TAGGED = /\u2063\[Image #([1-9][0-9]*)\]/g;
 
 export class Transcript {
   private live: LiveBlock | undefined;
-  private cards = new Map<string, ToolCard>();
+  private cards = new Map<string, ToolCardView>();
+  /** Approval prompt id -> the tool call it is about (its card shows the answer). */
+  private readonly approvals = new Map<number, string>();
   private pending = false;
   private readonly dirty = new Set<LiveBlock>();
   /** Display names of images this page sent, by number (the host's history carries them after a reload). */
@@ -45,12 +48,18 @@ export class Transcript {
   constructor(
     private readonly root: HTMLElement,
     private readonly scope: () => string,
-  ) {}
+  ) {
+    root.addEventListener('click', (event) => {
+      const button = (event.target as Element).closest?.('button.copy');
+      if (button instanceof HTMLButtonElement) void copyCode(button);
+    });
+  }
 
   reset(history: readonly HistoryItem[]): void {
     this.live = undefined;
     this.dirty.clear();
     this.cards.clear();
+    this.approvals.clear();
     this.root.replaceChildren();
     for (const item of history) this.appendItem(item);
     this.scrollToEnd(true);
@@ -70,10 +79,10 @@ export class Transcript {
         return;
       }
       case 'tool-call':
-        this.card(item.callId, item.name, item.arguments);
+        this.card(item.callId, item.name, item.arguments, item.summary);
         return;
       case 'tool-result':
-        this.finishCard(item.callId, item.name, item.isError, item.text);
+        this.finishCard(item.callId, item.name, item.isError, item.text, item.diff);
         return;
     }
   }
@@ -84,12 +93,12 @@ export class Transcript {
       case 'turn-started':
       case 'follow-up-sent': {
         const text = String(event.text ?? '');
-        this.live = undefined;
+        this.settle();
         this.appendUser(text, (event.images as ImageRef[] | undefined) ?? this.refsOf(text));
         break;
       }
       case 'round-started':
-        this.live = undefined;
+        this.settle();
         break;
       case 'text-delta':
         this.ensureBlock().text += String(event.text ?? '');
@@ -104,29 +113,24 @@ export class Transcript {
         this.live?.root.remove();
         this.live = undefined;
         break;
-      case 'retry-scheduled':
-        this.notice(
-          'retry',
-          `Retrying (attempt ${String(event.attempt)}) in ${Math.ceil(Number(event.delayMs) / 1000)} s: ${String(event.message ?? '')}`,
-        );
-        break;
       case 'tool-calls':
-        this.live = undefined;
-        for (const call of (event.calls ?? []) as { id: string; name: string; arguments: string }[]) {
-          this.card(call.id, call.name, call.arguments);
+        this.settle();
+        for (const call of (event.calls ?? []) as { id: string; name: string; arguments: string; summary?: string }[]) {
+          this.card(call.id, call.name, call.arguments, call.summary ?? '');
         }
         break;
-      case 'tool-output': {
-        const card = this.cards.get(String(event.callId));
-        if (card) {
-          card.output.hidden = false;
-          card.output.textContent += String(event.chunk ?? '');
-        }
+      case 'tool-output':
+        this.cards.get(String(event.callId))?.appendOutput(String(event.chunk ?? ''));
         break;
-      }
       case 'tool-results':
-        for (const r of (event.results ?? []) as { callId: string; name: string; isError: boolean; text: string }[]) {
-          this.finishCard(r.callId, r.name, r.isError, r.text);
+        for (const r of (event.results ?? []) as {
+          callId: string;
+          name: string;
+          isError: boolean;
+          text: string;
+          diff?: DiffRowView[];
+        }[]) {
+          this.finishCard(r.callId, r.name, r.isError, r.text, r.diff);
         }
         break;
       case 'note':
@@ -137,7 +141,7 @@ export class Transcript {
         break;
       case 'turn-finished': {
         const result = (event.result ?? {}) as { stopReason?: string; error?: { message?: string } };
-        this.live = undefined;
+        this.settle();
         if (result.stopReason && result.stopReason !== 'completed') {
           const why = result.error?.message ? `: ${result.error.message}` : '';
           this.notice(result.stopReason === 'interrupted' ? 'note' : 'error', `Turn stopped (${result.stopReason})${why}`);
@@ -153,19 +157,38 @@ export class Transcript {
       case 'command-output':
         this.commandOutput(String(event.command ?? ''), event.output as { kind: string; title?: string; text?: string });
         break;
-      case 'approval-resolved':
-        this.notice('note', `Approval ${String(event.id)}: ${RESOLVED[String(event.answer)] ?? String(event.answer)}.`);
-        break;
-      case 'auto-pass': {
-        const card = event.card as { tool: string; subject: string; reason: string };
-        this.notice('note', `Approved by ${card.reason}: ${card.tool} ${card.subject}`);
+      case 'approval-requested': {
+        const prompt = event.prompt as { id: number; callId: string };
+        this.approvals.set(prompt.id, prompt.callId);
+        this.cards.get(prompt.callId)?.setStatus('waiting');
         break;
       }
-      case 'side-finished':
-        this.side(String(event.question ?? ''), String(event.answer ?? ''));
+      case 'approval-resolved': {
+        // Folded into the card it belongs to (issue 19); a line of its own only without one.
+        const answer = String(event.answer);
+        const text = RESOLVED[answer] ?? answer;
+        const card = this.cards.get(this.approvals.get(Number(event.id)) ?? '');
+        this.approvals.delete(Number(event.id));
+        if (!card) {
+          this.notice('note', `Approval ${String(event.id)}: ${text}.`);
+          break;
+        }
+        card.setApproval(text);
+        card.setStatus(answer === 'deny' || answer === 'cancelled' ? 'denied' : 'running');
         break;
-      case 'side-failed':
-        this.notice('error', `Side question failed: ${String(event.message ?? '')}`);
+      }
+      case 'auto-pass': {
+        const auto = event.card as { tool: string; subject: string; reason: string };
+        const card = [...this.cards.values()].find((c) => c.name === auto.tool && !c.finished && !c.hasApproval);
+        if (card) card.setApproval(`Approved by ${auto.reason}`);
+        else this.notice('note', `Approved by ${auto.reason}: ${auto.tool} ${auto.subject}`);
+        break;
+      }
+      case 'mcp-changed':
+        this.notice(
+          'note',
+          `MCP server ${String(event.server ?? '')} changed (its state, tools, prompts or resources); /mcp shows it.`,
+        );
         break;
       default:
         return;
@@ -225,43 +248,75 @@ export class Transcript {
     requestAnimationFrame(() => {
       this.pending = false;
       const stuck = this.atEnd();
-      for (const block of this.dirty) this.paint(block);
+      for (const block of this.dirty) this.paintLive(block);
       this.dirty.clear();
       this.scrollToEnd(stuck);
     });
   }
 
+  /** A whole message at once (the archive, or a streamed one once it is complete). */
   private paint(block: LiveBlock): void {
-    block.body.innerHTML = renderMarkdown(displayText(block.text));
+    block.stream = undefined;
+    setHtml(block.body, renderMarkdown(displayText(block.text)));
     block.reasoning.hidden = block.thinking === '';
     block.reasoningBody.textContent = block.thinking;
   }
 
-  private card(callId: string, name: string, args: string): ToolCard {
+  /**
+   * A streaming message: only the text since the last stable block boundary is rendered again
+   * (stream-split.ts); the blocks before it were rendered once and stay as they are, so a frame
+   * costs the same whether the message or the transcript is short or long.
+   */
+  private paintLive(block: LiveBlock): void {
+    if (!block.stream) {
+      const frozen = el('div', { class: 'frozen' });
+      const tail = el('div', { class: 'tail' });
+      block.body.replaceChildren(frozen, tail);
+      block.stream = { split: new StreamSplit(), frozen, tail, done: 0 };
+    }
+    const stream = block.stream;
+    const text = displayText(block.text);
+    const cut = stream.split.advance(text);
+    if (cut > stream.done) {
+      const chunk = el('div', { class: 'chunk' });
+      setHtml(chunk, renderMarkdown(text.slice(stream.done, cut)));
+      stream.frozen.append(chunk);
+      stream.done = cut;
+    }
+    setHtml(stream.tail, renderMarkdown(text.slice(stream.done)));
+    block.reasoning.hidden = block.thinking === '';
+    if (block.reasoningBody.textContent !== block.thinking) block.reasoningBody.textContent = block.thinking;
+  }
+
+  /**
+   * The live message is complete. Its frozen blocks stay as they are; the tail gets its last
+   * render. Only a message with reference definitions (`[x]: url`, which reach back to earlier
+   * blocks) is rendered once more as a whole.
+   */
+  private settle(): void {
+    const block = this.live;
+    this.live = undefined;
+    if (!block) return;
+    const unpainted = this.dirty.delete(block);
+    if (!block.stream || REFERENCE_DEFINITION.test(block.text)) {
+      if (unpainted || block.stream) this.paint(block);
+    } else if (unpainted) {
+      this.paintLive(block);
+    }
+  }
+
+  private card(callId: string, name: string, args: string, summary: string): ToolCardView {
     const existing = this.cards.get(callId);
     if (existing) return existing;
-    const status = el('span', { class: 'tool-status', text: 'running' });
-    const output = el('pre', { class: 'tool-output' });
-    output.hidden = true;
-    const root = el(
-      'article',
-      { class: 'tool-card', attrs: { 'aria-label': `Tool call ${name}` } },
-      el('header', {}, el('span', { class: 'tool-name', text: name }), status),
-      el('pre', { class: 'tool-args', text: prettyArguments(args) }),
-      output,
-    );
-    this.root.append(root);
-    const card = { root, status, output };
+    const card = new ToolCardView(callId, name, args, summary);
+    this.root.append(card.root);
     this.cards.set(callId, card);
     return card;
   }
 
-  private finishCard(callId: string, name: string, isError: boolean, text: string): void {
-    const card = this.cards.get(callId) ?? this.card(callId, name, '');
-    card.status.textContent = isError ? 'failed' : 'done';
-    card.root.classList.toggle('failed', isError);
-    card.output.hidden = false;
-    card.output.textContent = displayText(text);
+  private finishCard(callId: string, name: string, isError: boolean, text: string, diff?: readonly DiffRowView[]): void {
+    const card = this.cards.get(callId) ?? this.card(callId, name, '', '');
+    card.finish(isError, text, diff);
   }
 
   private commandOutput(command: string, output: { kind: string; title?: string; text?: string }): void {
@@ -276,17 +331,22 @@ export class Transcript {
     );
   }
 
-  private side(question: string, answer: string): void {
-    const body = el('div', { class: 'markdown' });
-    body.innerHTML = renderMarkdown(answer);
+  /** The page's own help (issue 19): its keys, then the session's slash commands. */
+  help(keys: readonly (readonly [string, string])[], commands: readonly { usage: string; summary: string }[]): void {
+    const stuck = this.atEnd();
+    const table = (rows: readonly (readonly [string, string])[]) =>
+      el('dl', { class: 'help-list' }, ...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
     this.root.append(
       el(
-        'aside',
-        { class: 'side', attrs: { 'aria-label': 'Side question' } },
-        el('h3', { text: `By the way: ${question}` }),
-        body,
+        'section',
+        { class: 'command help', attrs: { 'aria-label': 'Help' } },
+        el('h3', { text: 'Keys in this page' }),
+        table(keys),
+        el('h3', { text: 'Commands' }),
+        table(commands.map((c) => [c.usage, c.summary] as const)),
       ),
     );
+    this.scrollToEnd(stuck);
   }
 
   notice(kind: 'note' | 'error' | 'retry', text: string): void {
@@ -305,10 +365,31 @@ export class Transcript {
   }
 }
 
-function prettyArguments(args: string): string {
-  try {
-    return JSON.stringify(JSON.parse(args), null, 2);
-  } catch {
-    return args;
+/** Sanitized HTML in, plus a copy button on every code block. */
+function setHtml(node: HTMLElement, html: string): void {
+  node.innerHTML = html;
+  // A table wider than the column scrolls sideways: it takes the focus, so the keyboard can scroll it.
+  for (const table of node.querySelectorAll('table')) table.tabIndex = 0;
+  for (const pre of node.querySelectorAll('pre')) {
+    pre.append(el('button', { class: 'copy', text: 'Copy', attrs: { type: 'button', 'aria-label': 'Copy code' } }));
   }
+}
+
+/** Copies the code block the button sits in; the button says whether it worked. */
+async function copyCode(button: HTMLButtonElement): Promise<void> {
+  const code = button.parentElement?.querySelector('code')?.textContent ?? '';
+  let ok = false;
+  try {
+    await navigator.clipboard.writeText(code);
+    ok = true;
+  } catch {
+    const area = el('textarea', { attrs: { 'aria-hidden': 'true', class: 'offscreen' } });
+    area.value = code;
+    document.body.append(area);
+    area.select();
+    ok = document.execCommand('copy');
+    area.remove();
+  }
+  button.textContent = ok ? 'Copied' : 'Copy failed';
+  button.dataset.copied = ok ? 'true' : 'false';
 }

@@ -4,7 +4,7 @@
  */
 import type { PageState } from '../src/index.js';
 
-export type { HistoryItem, ImageRef, InputRegistry, PageEvent, PageState } from '../src/index.js';
+export type { HistoryItem, ImageRef, InputRegistry, PageControls, PageEvent, PageState } from '../src/index.js';
 
 export type ApprovalAnswer = PageState['inputs']['approvalAnswers'][number];
 export type Activity = PageState['activity'];

@@ -10,6 +10,8 @@
  * submitted order (WEB-3); the text is then sent with a tagged marker per image, in order.
  */
 import {
+  catalogOf,
+  listSessions,
   type Activity,
   type ApprovalPrompt,
   type AttachmentService,
@@ -40,6 +42,27 @@ export interface PageState {
   readonly questions: readonly QuestionPrompt[];
   readonly inputs: InputRegistry;
   readonly history: readonly HistoryItem[];
+}
+
+/** What the page's controls show (GET /api/controls). */
+export interface PageControls {
+  readonly scope: string;
+  readonly mode: 'plan' | 'work';
+  readonly approvalMode: string;
+  readonly provider: string;
+  readonly model: string;
+  readonly models: readonly { readonly provider: string; readonly model: string }[];
+  readonly contextPercent: number | null;
+  readonly contextWindow: number | null;
+  /** The slash commands this session takes (the page's /help lists them with its own keys). */
+  readonly commands: readonly { readonly usage: string; readonly summary: string }[];
+  readonly sessions: readonly {
+    readonly id: string;
+    readonly title: string;
+    readonly updatedUtc: string;
+    readonly messageCount: number;
+    readonly note?: string;
+  }[];
 }
 
 /** A refusal with the HTTP status the host answers with. */
@@ -135,6 +158,41 @@ export class Conversation implements ConversationFace {
     };
   }
 
+  /** The header's controls (issue 19): mode, approval mode, model and its choices, context use, saved sessions. */
+  async controls(): Promise<PageControls> {
+    const c = this.controller;
+    const s = c.session;
+    const catalog = catalogOf(s.openOptions.config);
+    const models = Object.entries(catalog).flatMap(([provider, entry]) =>
+      Object.keys(entry.models).map((model) => ({ provider, model })),
+    );
+    const sessions = await listSessions(s.home, s.workspace).catch(() => []);
+    return {
+      scope: s.id,
+      mode: c.mode,
+      approvalMode: c.approvalMode,
+      provider: s.provider,
+      model: s.model,
+      models,
+      contextPercent: s.contextPercent() ?? null,
+      contextWindow: s.modelInfo.contextWindow ?? null,
+      commands: c.commands().map((x) => ({ usage: x.usage, summary: x.summary })),
+      sessions: sessions.slice(0, 50).map((x) => ({
+        id: x.id,
+        title: x.title,
+        updatedUtc: x.updatedUtc,
+        messageCount: x.messageCount,
+        ...(x.note ? { note: x.note } : {}),
+      })),
+    };
+  }
+
+  /** The last event a page hears when the host stops: which session ended, and whether it has anything to resume. */
+  farewell(): PageEvent {
+    const s = this.controller.session;
+    return { type: 'host-stopped', sessionId: s.id, resumable: s.history().length > 0 };
+  }
+
   async history(scope: string): Promise<HistoryItem[]> {
     this.checkScope(scope);
     return historyView(this.controller.session.history(), this.attachments.registry);
@@ -186,7 +244,7 @@ export class Conversation implements ConversationFace {
     this.checkScope(scope);
     switch (input.kind) {
       case 'approval':
-        if (!this.controller.answerApproval(input.id, input.answer)) {
+        if (!this.controller.answerApproval(input.id, input.answer, input.feedback)) {
           throw new ConversationError(409, `Approval ${input.id} is not waiting (already answered or cancelled).`);
         }
         return { images: [], queued: false };
@@ -195,6 +253,15 @@ export class Conversation implements ConversationFace {
           throw new ConversationError(409, `Question ${input.id} is not waiting (already answered or cancelled).`);
         }
         return { images: [], queued: false };
+      case 'plan':
+        if (this.controller.mode !== input.mode) this.controller.togglePlan();
+        return { images: [], queued: false };
+      case 'queue': {
+        const done =
+          input.action === 'remove' ? this.controller.removeQueued(input.id) : this.controller.editQueued(input.id, input.text);
+        if (!done) throw new ConversationError(409, `Queue item ${input.id} is not waiting any more (it was sent or removed).`);
+        return { images: [], queued: false };
+      }
       case 'message':
         return this.sendMessage(scope, input.text, input.images, payload);
     }

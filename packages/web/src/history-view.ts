@@ -4,7 +4,7 @@
  * bytes are not inlined; the page loads them from `/api/media/N` of the same scope.
  */
 import type { ChatMessage } from '@crystal/core';
-import { type ImageRegistry, taggedMarkerNumbers } from '@crystal/engine';
+import { type DiffRow, type ImageRegistry, parseUnifiedPatch, taggedMarkerNumbers, toolSummaryOf } from '@crystal/engine';
 
 export interface ImageRef {
   readonly number: number;
@@ -15,7 +15,14 @@ export interface ImageRef {
 export type HistoryItem =
   | { readonly kind: 'user'; readonly text: string; readonly images: readonly ImageRef[] }
   | { readonly kind: 'assistant'; readonly text: string; readonly reasoning: string }
-  | { readonly kind: 'tool-call'; readonly callId: string; readonly name: string; readonly arguments: string }
+  | {
+      readonly kind: 'tool-call';
+      readonly callId: string;
+      readonly name: string;
+      readonly arguments: string;
+      /** The engine's one-line summary (the terminal's card line). */
+      readonly summary: string;
+    }
   | {
       readonly kind: 'tool-result';
       readonly callId: string;
@@ -23,10 +30,24 @@ export type HistoryItem =
       readonly isError: boolean;
       readonly text: string;
       readonly images: readonly ImageRef[];
+      /** The applied change of an `edit`/`write`, numbered from the file (the tool's own patch). */
+      readonly diff?: readonly DiffRow[];
     };
 
 /** Tool output beyond this is cut in the view (the archive keeps it whole). */
 export const MAX_TOOL_TEXT = 20_000;
+
+/** Diff rows beyond this are cut in the view. */
+export const MAX_DIFF_ROWS = 400;
+
+/** The rows of the patch in an `edit`/`write` result; undefined for other tools or when it has none. */
+export function resultDiff(name: string, isError: boolean, text: string): DiffRow[] | undefined {
+  if (isError || (name !== 'edit' && name !== 'write')) return undefined;
+  const rows = parseUnifiedPatch(text);
+  if (!rows.some((r) => r.kind !== 'hunk')) return undefined;
+  if (rows.length <= MAX_DIFF_ROWS) return rows;
+  return [...rows.slice(0, MAX_DIFF_ROWS), { kind: 'note', text: `${rows.length - MAX_DIFF_ROWS} more lines` }];
+}
 
 export function capText(text: string, max = MAX_TOOL_TEXT): string {
   return text.length <= max ? text : `${text.slice(0, max)}\n… (${text.length - max} more characters)`;
@@ -57,7 +78,13 @@ export async function historyView(messages: readonly ChatMessage[], registry: Im
         if (part.type === 'text') text += part.text;
         else if (part.type === 'reasoning') reasoning += part.text;
         else if (part.type === 'tool-call')
-          calls.push({ kind: 'tool-call', callId: part.id, name: part.name, arguments: capText(part.arguments) });
+          calls.push({
+            kind: 'tool-call',
+            callId: part.id,
+            name: part.name,
+            arguments: capText(part.arguments),
+            summary: toolSummaryOf(part.name, part.arguments),
+          });
       }
       if (text !== '' || reasoning !== '') items.push({ kind: 'assistant', text, reasoning });
       items.push(...calls);
@@ -65,7 +92,9 @@ export async function historyView(messages: readonly ChatMessage[], registry: Im
       for (const part of message.content) {
         if (part.type !== 'tool-result') continue;
         const text = part.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mime}]`)).join('');
+        const diff = resultDiff(part.name, part.isError, text);
         items.push({
+          ...(diff ? { diff } : {}),
           kind: 'tool-result',
           callId: part.callId,
           name: part.name,

@@ -5,6 +5,7 @@
  *
  *   GET  /api/state            the scope, the input registry, the queue, prompts and history
  *   GET  /api/events           SSE: a `state` snapshot, then every event of the session
+ *   GET  /api/controls         mode, approval mode, model choices, context use, saved sessions
  *   GET  /api/history?scope=   the archive as the page shows it
  *   GET  /api/media/N?scope=   the stored bytes of image N of that session
  *   POST /api/send             one input (input-frame.ts): a message with its images, or an answer
@@ -50,6 +51,8 @@ export interface WebHost {
 export const INPUT_CONTENT_TYPE = 'application/x-crystal-input';
 const SMALL_BODY_LIMIT = 16 * 1024;
 const PING_MS = 15_000;
+const RETRY_MS = 1_000;
+const FAREWELL_MS = 1_000;
 
 type Env = { Bindings: HttpBindings };
 
@@ -62,7 +65,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   const conversation = new Conversation(options.controller);
   let hosts: ReadonlySet<string> = new Set();
   let port = 0;
-  const closers = new Set<() => void>();
+  /** Ends each open event stream, with a last event first (the host is stopping). */
+  const closers = new Set<(last?: PageEvent) => Promise<void>>();
 
   const app = new Hono<Env>();
   app.use('*', securityHeaders);
@@ -102,7 +106,9 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     port,
     conversation,
     close: async () => {
-      for (const close of closers) close();
+      // The page hears that the session ended (and how to resume it) rather than "Reconnecting…".
+      const farewell = conversation.farewell();
+      await Promise.all([...closers].map((close) => close(farewell)));
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
@@ -111,12 +117,13 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   };
 }
 
-function routeApi(app: Hono<Env>, conversation: Conversation, closers: Set<() => void>): void {
+function routeApi(app: Hono<Env>, conversation: Conversation, closers: Set<(last?: PageEvent) => Promise<void>>): void {
   app.use('/api/*', async (c, next) => {
     await next();
     c.header('Cache-Control', 'no-store');
   });
   app.get('/api/state', async (c) => c.json(await conversation.state()));
+  app.get('/api/controls', async (c) => c.json(await conversation.controls()));
   app.get('/api/history', async (c) => c.json(await conversation.history(c.req.query('scope') ?? '')));
   app.get('/api/media/:number', async (c) => {
     const raw = c.req.param('number');
@@ -170,18 +177,29 @@ function routeApi(app: Hono<Env>, conversation: Conversation, closers: Set<() =>
       const early: PageEvent[] = [];
       let live = false;
       const off = conversation.on((event) => (live ? write(event) : early.push(event)));
+      // The last event is out once the response has finished on the socket (or the socket closed).
+      const outgoing = c.env.outgoing;
+      const done = new Promise<void>((resolve) => {
+        outgoing.once('finish', resolve);
+        outgoing.once('close', resolve);
+      });
       const ended = new Promise<void>((resolve) => {
-        const close = (): void => {
+        const close = async (last?: PageEvent): Promise<void> => {
           closers.delete(close);
+          if (last) write(last);
           resolve();
+          // A client that does not read cannot hold the host's shutdown up for long.
+          await Promise.race([done, new Promise<void>((r) => setTimeout(r, FAREWELL_MS).unref())]);
         };
         closers.add(close);
-        stream.onAbort(close);
+        stream.onAbort(() => void close());
       });
       const ping = setInterval(() => {
         tail = tail.then(() => stream.write(': ping\n\n').then(() => undefined)).catch(() => undefined);
       }, PING_MS);
       try {
+        // A lost connection is retried after a second, so a stopped host is noticed soon (app/main.ts).
+        tail = tail.then(() => stream.writeSSE({ data: '{"type":"hello"}', retry: RETRY_MS })).catch(() => undefined);
         write({ type: 'state', state: await conversation.state() });
         live = true;
         for (const event of early.splice(0)) write(event);

@@ -5,7 +5,7 @@
  */
 import { type ApprovalAnswer, IMAGE_MIMES, type ImageLimits } from '@crystal/engine';
 
-export type InputKind = 'message' | 'approval' | 'question';
+export type InputKind = 'message' | 'approval' | 'question' | 'plan' | 'queue';
 
 /** One image of a message as the manifest lists it; its bytes follow the manifest. */
 export interface ImageEntry {
@@ -16,8 +16,13 @@ export interface ImageEntry {
 
 export type ConversationInput =
   | { readonly kind: 'message'; readonly text: string; readonly images: readonly ImageEntry[] }
-  | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer }
-  | { readonly kind: 'question'; readonly id: number; readonly answers: readonly (readonly string[])[] | 'dismissed' };
+  | { readonly kind: 'approval'; readonly id: number; readonly answer: ApprovalAnswer; readonly feedback?: string }
+  | { readonly kind: 'question'; readonly id: number; readonly answers: readonly (readonly string[])[] | 'dismissed' }
+  /** The Plan/Work toggle (the terminal's Shift+Tab). */
+  | { readonly kind: 'plan'; readonly mode: 'plan' | 'work' }
+  /** The queue panel: take a waiting item out, or change a waiting message's text. */
+  | { readonly kind: 'queue'; readonly id: number; readonly action: 'remove' }
+  | { readonly kind: 'queue'; readonly id: number; readonly action: 'edit'; readonly text: string };
 
 /** What the page reads at start-up: the accepted kinds and the bounds a message must keep. */
 export interface InputRegistry {
@@ -34,12 +39,14 @@ export interface InputRegistry {
 }
 
 export const MAX_TEXT_CHARS = 200_000;
+/** A denial's feedback (TUIX-12): a sentence or two for the model, not a second message. */
+export const MAX_FEEDBACK_CHARS = 4_000;
 const MAX_NAME_CHARS = 200;
 const ANSWERS: readonly ApprovalAnswer[] = ['once', 'session', 'always', 'deny'];
 
 export function inputRegistry(limits: ImageLimits, imageInput: boolean): InputRegistry {
   return {
-    kinds: ['message', 'approval', 'question'],
+    kinds: ['message', 'approval', 'question', 'plan', 'queue'],
     message: { maxTextChars: MAX_TEXT_CHARS, imageTypes: IMAGE_MIMES, limits, imageInput },
     approvalAnswers: ANSWERS,
   };
@@ -65,7 +72,14 @@ export function parseScopedInput(manifest: unknown): ScopedInput {
     case 'approval': {
       const answer = input.answer as ApprovalAnswer;
       if (!ANSWERS.includes(answer)) throw new InputError(`input.answer must be one of ${ANSWERS.join(', ')}.`);
-      return { scope: root.scope, input: { kind: 'approval', id: promptId(input.id), answer } };
+      const feedback = input.feedback;
+      if (feedback === undefined) return { scope: root.scope, input: { kind: 'approval', id: promptId(input.id), answer } };
+      if (typeof feedback !== 'string') throw new InputError('input.feedback must be a string.');
+      if (answer !== 'deny') throw new InputError('input.feedback goes only with answer deny.');
+      if (feedback.length > MAX_FEEDBACK_CHARS) {
+        throw new InputError(`input.feedback has ${feedback.length} characters; at most ${MAX_FEEDBACK_CHARS}.`);
+      }
+      return { scope: root.scope, input: { kind: 'approval', id: promptId(input.id), answer, feedback } };
     }
     case 'question': {
       const answers = input.answers;
@@ -75,8 +89,19 @@ export function parseScopedInput(manifest: unknown): ScopedInput {
       }
       return { scope: root.scope, input: { kind: 'question', id: promptId(input.id), answers: answers as string[][] } };
     }
+    case 'plan':
+      if (input.mode !== 'plan' && input.mode !== 'work') throw new InputError('input.mode must be plan or work.');
+      return { scope: root.scope, input: { kind: 'plan', mode: input.mode } };
+    case 'queue': {
+      const id = promptId(input.id);
+      if (input.action === 'remove') return { scope: root.scope, input: { kind: 'queue', id, action: 'remove' } };
+      if (input.action !== 'edit') throw new InputError('input.action must be remove or edit.');
+      if (typeof input.text !== 'string' || input.text.trim() === '') throw new InputError('input.text must be the new text.');
+      if (input.text.length > MAX_TEXT_CHARS) throw new InputError(`input.text has more than ${MAX_TEXT_CHARS} characters.`);
+      return { scope: root.scope, input: { kind: 'queue', id, action: 'edit', text: input.text } };
+    }
     default:
-      throw new InputError(`input.kind must be message, approval or question, not ${JSON.stringify(input.kind)}.`);
+      throw new InputError(`input.kind must be message, approval, question, plan or queue, not ${JSON.stringify(input.kind)}.`);
   }
 }
 
@@ -110,7 +135,7 @@ export function displayName(value: unknown): string | undefined {
 
 function promptId(value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
-    throw new InputError('input.id must be a prompt number.');
+    throw new InputError('input.id must be a prompt or queue item number.');
   return value;
 }
 

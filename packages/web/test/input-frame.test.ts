@@ -28,7 +28,9 @@ describe('input frame', () => {
     long.write('CRB1', 0, 'latin1');
     long.writeUInt32BE(MAX_MANIFEST_BYTES + 1, 4);
     expect(() => decodeInputFrame(long)).toThrow(/at most/);
-    expect(() => parseScopedInput({ scope: 's', input: { kind: 'shell' } })).toThrow(/message, approval or question/);
+    expect(() => parseScopedInput({ scope: 's', input: { kind: 'shell' } })).toThrow(
+      /message, approval, question, plan or queue/,
+    );
     expect(() => parseScopedInput({ scope: 's', input: { kind: 'approval', id: 1, answer: 'yes' } })).toThrow(/once, session/);
     expect(() => parseScopedInput({ input: { kind: 'message' } })).toThrow(/scope/);
     expect(() => parseScopedInput({ scope: 's', input: { kind: 'message', images: [{ size: -1 }] } })).toThrow(/Image 1/);

@@ -244,7 +244,7 @@ describe('crystal web host', () => {
     const state = JSON.parse((await rawRequest(`${web.origin}/api/state`, { headers: auth })).body) as {
       inputs: { kinds: string[]; message: { imageTypes: string[]; limits: { maxBatchBytes: number }; imageInput: boolean } };
     };
-    expect(state.inputs.kinds).toEqual(['message', 'approval', 'question']);
+    expect(state.inputs.kinds).toEqual(['message', 'approval', 'question', 'plan', 'queue']);
     expect(state.inputs.message).toMatchObject({ imageInput: true, limits: { maxBatchBytes: MAX_BATCH } });
     expect(state.inputs.message.imageTypes).toEqual(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
     const wrongType = await rawRequest(`${web.origin}/api/send`, {

@@ -61,10 +61,12 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
     skills: options.skills,
     resume: options.resume,
     continueLatest: options.continue,
+    // A resume shows the archive's end; the rest is read only when asked for (issue 22 item 5).
+    deferArchive: true,
     surface: 'terminal',
   });
   const resuming = options.resume !== undefined || options.continue;
-  if (resuming && controller.session.history().length === 0) {
+  if (resuming && controller.session.historyLength === 0) {
     await controller.close().catch(() => undefined);
     throw new UsageError(
       `Session ${controller.session.id} is empty; there is nothing to resume. Start a new session with 'crystal'.`,
@@ -91,7 +93,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
           firstPrompt: deps.firstPrompt,
         })
       : await runPlain({ controller, stdin, stdout });
-  const saved = controller.session.history().length > 0;
+  const saved = controller.session.historyLength > 0;
   // REL-3: "saved" only when the last save really landed; otherwise the path, the reason and exit 1.
   const failed = controller.session.saveError;
   controller.session.release();

@@ -48,7 +48,15 @@ export function controllerIntents(options: IntentOptions): Intents {
   return {
     submit(text, spans) {
       const login = /^\/login(?:\s+(.*))?$/.exec(text.trim());
-      if (login && options.login) return options.login(login[1] ?? '');
+      if (login && options.login) {
+        // The key is read below the frame, so the turn's output and its prompts would have no
+        // screen meanwhile (the inline view would lose the rest of a streaming answer).
+        if (controller.activity !== 'idle') {
+          options.notice?.('/login waits for an idle prompt: let the turn finish or press Esc, then /login again.');
+          return;
+        }
+        return options.login(login[1] ?? '');
+      }
       // IMG-4: only the attached spans get the provenance prefix; typed look-alikes stay plain.
       const tagged = spans.length > 0 ? tagAttachedSpans(text, spans) : text;
       // TUIX-11: `/resume` and `/model` without an argument open a picker instead.

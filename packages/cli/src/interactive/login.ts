@@ -25,13 +25,23 @@ export async function loginInTerminal(options: TerminalLogin, argument: string):
   const name = argument.trim() === '' ? options.currentProvider() : argument.trim();
   options.detachKeys();
   options.app.stop();
+  // Keys typed after the Enter of `/login` (read in the same burst) are the key's first
+  // characters, never composer text; keys typed after the key's Enter go back to the frame.
+  const typedAhead = options.app.takePendingInput();
+  let after = '';
   let text: string;
   let tone: 'info' | 'error' = 'info';
   try {
     const key = await readSecret(`API key for ${name} (input hidden; Enter stores it, Ctrl+C cancels): `, options.stdin, {
       output: options.stdout,
       keepRaw: true,
+      typedAhead,
+      rest: (rest) => {
+        after = rest;
+      },
     });
+    // Keys typed while the key is checked wait in the terminal for the frame, not dropped.
+    options.stdin.pause();
     options.stdout.write('Checking the key...\r\n');
     const stored = await checkAndStoreKey(options.home, options.config, name, key);
     text = `Stored the key for ${name} in ${stored.file}.${stored.note ? ` ${stored.note}` : ''}`;
@@ -43,4 +53,6 @@ export async function loginInTerminal(options: TerminalLogin, argument: string):
     options.attachKeys();
   }
   options.app.notice(text, tone);
+  if (after !== '') options.app.input(after);
+  options.stdin.resume();
 }

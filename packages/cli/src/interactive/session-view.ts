@@ -32,6 +32,12 @@ import { resultSummary, toolCard } from './tool-summary.js';
 
 type ProgressKind = ProgressView['kind'];
 
+/**
+ * How many archived messages a resume shows (issue 22 item 5): a long session resumes as fast as
+ * a short one; the older messages are counted in a note, and /export writes them all.
+ */
+export const RESUME_SHOWN_MESSAGES = 50;
+
 const STOP_NOTES: Partial<Record<string, string>> = {
   interrupted: 'Interrupted.',
   output_truncated: 'The reply was cut at the model output limit.',
@@ -178,7 +184,7 @@ export class SessionView {
         this.progress('running');
         return;
       case 'tool-output':
-        this.tools.get(event.callId)?.appendOutput(event.chunk);
+        this.tools.get(event.callId)?.appendOutput(event.chunk, event.stream);
         this.app.transcriptChanged();
         return;
       case 'tool-results':
@@ -188,7 +194,7 @@ export class SessionView {
           const output = result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mime}]`)).join('');
           const denied = entry.state === 'denied';
           if (!denied) entry.setStatus(result.isError ? 'failed' : 'done');
-          entry.setResult(resultSummary(result.name, output, result.isError));
+          entry.setResult(resultSummary(result.name, output, result.isError, entry.streams));
           entry.setFullOutput(output);
           // TUIX-10: the hunks the tool applied, numbered from the file itself.
           if (!result.isError && (result.name === 'edit' || result.name === 'write')) {
@@ -258,7 +264,7 @@ export class SessionView {
           const last = snapshot.lastUsage.inputTokens + snapshot.lastUsage.outputTokens;
           this.contextUsed = last > 0 ? last : undefined;
         }
-        if (event.replayed) this.replay(this.controller.session.history());
+        if (event.replayed) this.replayRecent();
         this.refreshStatus();
         this.app.transcriptChanged();
         return;
@@ -360,7 +366,28 @@ export class SessionView {
     this.app.setSide(this.side);
   }
 
-  /** Resume: the archive as transcript entries, laid out only when shown (HIST-5). */
+  /**
+   * Resume: the archive's last messages as transcript entries (HIST-5), from a user message on so
+   * no result is shown without its call; the messages before them are counted in one note.
+   */
+  replayRecent(): void {
+    const { messages, earlier } = this.controller.session.recentHistory(RESUME_SHOWN_MESSAGES);
+    const start = earlier > 0 ? messages.findIndex((m) => m.role === 'user') : 0;
+    const shown = start > 0 ? messages.slice(start) : messages;
+    const hidden = earlier + (messages.length - shown.length);
+    if (hidden > 0) {
+      // Grouped by hand: `toLocaleString` would load ICU's number data on the way to ready (issue 22 item 5).
+      const count = String(hidden).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+      this.app.transcript.push(
+        new NoteEntry(
+          `${count} earlier message${hidden === 1 ? ' is' : 's are'} not shown; /export or 'crystal export ${this.controller.session.id}' writes the whole session.`,
+        ),
+      );
+    }
+    this.replay(shown);
+  }
+
+  /** The archive as transcript entries, laid out only when shown (HIST-5). */
   replay(history: readonly ChatMessage[]): void {
     const cards = new Map<string, ToolEntry>();
     const entries: TranscriptEntry[] = [];

@@ -66,7 +66,7 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
   const rewind = new RewindView(app, controller);
   app.setStatus(view.status());
   app.setHistory(loadHistory(home, workspace));
-  if (options.replay) view.replay(controller.session.history());
+  if (options.replay) view.replayRecent();
   else app.transcript.push(welcome(controller, process.env.HOME));
   if (controller.queue.length > 0) app.setQueue(controller.queue.map((i) => ({ kind: i.kind, text: i.text })));
   // A display defect must never break the engine that published the event.

@@ -2,7 +2,11 @@
  * The one-line summary of a tool call (the same for a live card and for replay) and the capped
  * `+`/`-` preview of `edit`/`write` (TUI-2).
  */
-import type { ToolCardData } from '@crystal/tui';
+import { toolSummary } from '@crystal/engine';
+import type { OutputStreams, StreamTail, ToolCardData } from '@crystal/tui';
+
+// The one-line summary is the engine's (the terminal and the Web page show the same line).
+export { toolSummary };
 
 function inputOf(input: unknown, args: string): Record<string, unknown> {
   if (input !== null && typeof input === 'object') return input as Record<string, unknown>;
@@ -15,37 +19,6 @@ function inputOf(input: unknown, args: string): Record<string, unknown> {
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-export function toolSummary(name: string, input: Record<string, unknown>, args: string): string {
-  switch (name) {
-    case 'bash':
-      return str(input.command).split('\n')[0] ?? '';
-    case 'read': {
-      const range = typeof input.offset === 'number' ? ` from line ${input.offset}` : '';
-      return `${str(input.path)}${range}`;
-    }
-    case 'write':
-    case 'edit':
-    case 'list':
-    case 'view_image':
-    case 'describe_image':
-      return str(input.path) || '.';
-    case 'glob':
-      return `${str(input.pattern)}${input.path ? ` in ${str(input.path)}` : ''}`;
-    case 'grep':
-      return `${str(input.pattern)}${input.path ? ` in ${str(input.path)}` : ''}`;
-    case 'todowrite':
-      return Array.isArray(input.todos) ? `${input.todos.length} items` : 'todo list';
-    case 'todoread':
-      return 'todo list';
-    case 'question': {
-      const first = Array.isArray(input.questions) ? (input.questions[0] as Record<string, unknown> | undefined) : undefined;
-      return str(first?.question) || 'a question for you';
-    }
-    default:
-      return args.length > 200 ? `${args.slice(0, 200)}…` : args;
-  }
-}
 
 export const DIFF_PREVIEW_LINES = 40;
 
@@ -80,9 +53,10 @@ export function toolCard(call: { name: string; input?: unknown; arguments: strin
  * error is) with how many came before (TUIX-7); bash its last line; reads nothing. Ctrl+O
  * shows the whole output.
  */
-export function resultSummary(name: string, output: string, isError: boolean): string | undefined {
+export function resultSummary(name: string, output: string, isError: boolean, streams?: OutputStreams): string | undefined {
   const text = output.replace(/\s+$/, '');
   const lines = text.split('\n');
+  if (isError && name === 'bash' && streams && streams.stderr.lines > 0) return failureByStream(text, streams);
   if (isError) {
     if (lines.length <= RESULT_TAIL_LINES + 1) return text;
     // bash: keep the `exit N` line, then the tail.
@@ -105,6 +79,37 @@ export function resultSummary(name: string, output: string, isError: boolean): s
 }
 
 export const RESULT_TAIL_LINES = 8;
+/** A failing command that wrote to stderr: its stdout's last lines, then stderr's apart. */
+export const STDOUT_TAIL_LINES = 3;
+export const STDERR_TAIL_LINES = 4;
+
+/**
+ * A failing bash call whose output streamed with stream labels (TUIX-7): the first line of the
+ * result (`exit N`, or the timeout), the tail of stdout, then the tail of stderr under its own
+ * label, each with how many lines came before; then the result's notes after the output (the
+ * sandbox's refusals). Ctrl+O still shows the whole output, both streams as they came.
+ */
+function failureByStream(text: string, streams: OutputStreams): string {
+  const [first = '', ...rest] = text.split('\n');
+  const out = [first];
+  const tail = (stream: StreamTail, keep: number): string[] => {
+    const kept = stream.text.replace(/\s+$/, '').split('\n');
+    const blankAtEnd = stream.text.split('\n').length - (stream.text.endsWith('\n') ? 1 : 0) - kept.length;
+    const shown = kept.slice(-keep);
+    const hidden = Math.max(0, stream.lines - blankAtEnd - shown.length);
+    return [...(hidden > 0 ? [`… ${hidden} more line${hidden === 1 ? '' : 's'} above · Ctrl+O shows all`] : []), ...shown];
+  };
+  if (streams.stdout.text.trim() !== '') out.push(...tail(streams.stdout, STDOUT_TAIL_LINES));
+  out.push('stderr:', ...tail(streams.stderr, STDERR_TAIL_LINES));
+  // What the tool added after the output (the sandbox's explanation of a refusal).
+  const body = rest.join('\n');
+  const combined = streams.combined?.replace(/\r\n/g, '\n').replace(/\s+$/, '');
+  if (combined !== undefined && combined !== '' && body.startsWith(combined)) {
+    const notes = body.slice(combined.length).trim();
+    if (notes !== '') out.push(...notes.split('\n').slice(0, 2));
+  }
+  return out.join('\n');
+}
 
 /** The chosen answers under a question card (`User answers: {"answers":[["SQLite"]]}`). */
 function questionAnswers(output: string): string | undefined {

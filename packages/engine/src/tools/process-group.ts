@@ -15,7 +15,8 @@ export interface ProcessOptions {
   /** Bytes of output kept (head and tail halves); the rest is counted and dropped. */
   readonly maxOutputBytes?: number;
   readonly killGraceMs?: number;
-  readonly onOutput?: (chunk: string) => void;
+  /** Each chunk as it arrives, with the stream it came from (surfaces show stderr apart). */
+  readonly onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
   /** Wraps the argv for the OS sandbox (SBX-1); undefined (or returning undefined) runs it as is. */
   readonly contain?: ContainArgv;
 }
@@ -54,8 +55,8 @@ export function runInProcessGroup(command: string, options: ProcessOptions): Pro
     let dropped = 0;
     // Keeps the first and last halves of the cap, in order; characters split across chunks are
     // decoded whole (setEncoding keeps a decoder per stream).
-    const take = (text: string): void => {
-      options.onOutput?.(text);
+    const take = (text: string, stream: 'stdout' | 'stderr'): void => {
+      options.onOutput?.(text, stream);
       if (!headFull) {
         const room = max / 2 - head.length;
         if (text.length <= room) {
@@ -72,8 +73,8 @@ export function runInProcessGroup(command: string, options: ProcessOptions): Pro
         tail = tail.slice(tail.length - max / 2);
       }
     };
-    child.stdout.setEncoding('utf8').on('data', take);
-    child.stderr.setEncoding('utf8').on('data', take);
+    child.stdout.setEncoding('utf8').on('data', (text: string) => take(text, 'stdout'));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => take(text, 'stderr'));
     const group = superviseGroup(child, options);
     child.on('error', (error) => {
       group.release(false);

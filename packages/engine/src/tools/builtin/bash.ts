@@ -1,7 +1,7 @@
 /**
  * `bash` (TOOLS-2, BASH-1, BASH-2): runs a command with `/bin/bash -c` (plain `sh` where bash is
  * missing) in the workspace root, in its own process group, so a timeout or a cancel stops the
- * command and everything it started. Output (stdout and stderr interleaved) streams to the host
+ * command and everything it started. Output (stdout and stderr interleaved, each chunk labelled with its stream) streams to the host
  * as it arrives and is kept in bounded memory: the first and the last 40,000 characters, the cap
  * stated where the middle was dropped. The result is `exit <code>\n<output>`; a non-zero exit, a
  * timeout and a cancel are failures (a thrown `ToolFailure`, so the executor marks the result
@@ -68,9 +68,9 @@ export function bashTool(host: ToolHost): ToolDefinition {
           : {}),
         // Our collector keeps the output; the runner's own copy only needs to stay small.
         maxOutputBytes: 64 * 1024,
-        onOutput: (chunk) => {
+        onOutput: (chunk, stream) => {
           collector.push(chunk);
-          host.onOutput?.(callId, chunk);
+          host.onOutput?.(callId, chunk, stream);
         },
       }).catch((error: unknown) => {
         throw new ToolFailure(`The command could not start: ${error instanceof Error ? error.message : String(error)}.`);

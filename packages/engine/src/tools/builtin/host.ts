@@ -30,8 +30,8 @@ export interface ToolHost {
   readonly todos: TodoStore;
   /** Asks the user (`question`); absent means every question is dismissed, as in `crystal run`. */
   readonly ask?: (questions: readonly Question[], context: ToolContext) => Promise<QuestionAnswers | 'dismissed'>;
-  /** Streams `bash` output as it arrives, for the surfaces. */
-  readonly onOutput?: (callId: string, chunk: string) => void;
+  /** Streams `bash` output as it arrives, for the surfaces, with the stream it came from. */
+  readonly onOutput?: (callId: string, chunk: string, stream: 'stdout' | 'stderr') => void;
   /** Crystal Home: outside the fence even inside the workspace, its secrets refused (SEC-3). */
   readonly home?: string | undefined;
   /** The final path the approval policy checked for a call (SEC-4); the tool opens only that. */

@@ -206,7 +206,7 @@ export class GitignoreRules {
  */
 export function walkerAccepts(scope: SearchScope, rel: string, fileRulesApplied = false): boolean {
   const slash = rel.lastIndexOf('/');
-  const dir = slash < 0 ? scope.root : acceptedDir(scope, rel.slice(0, slash));
+  const dir = slash < 0 ? scope.root : acceptedDir(scope, rel.slice(0, slash), fileRulesApplied);
   if (dir === undefined) return false;
   const name = rel.slice(slash + 1);
   if (isCredentialName(name)) return false;
@@ -214,14 +214,45 @@ export function walkerAccepts(scope: SearchScope, rel: string, fileRulesApplied 
   return fileRulesApplied || !scope.rules.ignoresFile(dir, name);
 }
 
-const acceptedDirs = new WeakMap<SearchScope, Map<string, string | undefined>>();
+/**
+ * `walkerAccepts` for a stream of paths from one listing: the folder of the previous path is
+ * remembered, so the many files of one folder (ripgrep prints them together) cost no lookup.
+ */
+export function walkerAcceptor(scope: SearchScope, fileRulesApplied = false): (rel: string) => boolean {
+  let lastRel: string | undefined;
+  let lastDir: string | undefined;
+  return (rel) => {
+    const slash = rel.lastIndexOf('/');
+    let dir: string | undefined;
+    if (slash < 0) dir = scope.root;
+    else if (lastRel !== undefined && slash === lastRel.length && rel.startsWith(lastRel)) dir = lastDir;
+    else {
+      lastRel = rel.slice(0, slash);
+      lastDir = dir = acceptedDir(scope, lastRel, fileRulesApplied);
+    }
+    if (dir === undefined) return false;
+    const name = rel.slice(slash + 1);
+    if (isCredentialName(name)) return false;
+    if (scope.home !== undefined && homeHides(scope, join(dir, name), false)) return false;
+    return fileRulesApplied || !scope.rules.ignoresFile(dir, name);
+  };
+}
 
-/** The absolute directory of a relative one when no part of it is skipped or ignored (cached per scope). */
-function acceptedDir(scope: SearchScope, relDir: string): string | undefined {
-  let known = acceptedDirs.get(scope);
+const acceptedDirs = new WeakMap<SearchScope, Map<string, string | undefined>>();
+const acceptedDirsRulesApplied = new WeakMap<SearchScope, Map<string, string | undefined>>();
+
+/**
+ * The absolute directory of a relative one when no part of it is skipped or ignored (cached per
+ * scope). `rulesApplied`: ripgrep already applied the `.gitignore` rules from the scope's top
+ * (the same rules, from the same top), so only the skip list, credential folders and Home are
+ * checked here, and no `.gitignore` is read again.
+ */
+function acceptedDir(scope: SearchScope, relDir: string, rulesApplied: boolean): string | undefined {
+  const cache = rulesApplied ? acceptedDirsRulesApplied : acceptedDirs;
+  let known = cache.get(scope);
   if (!known) {
     known = new Map();
-    acceptedDirs.set(scope, known);
+    cache.set(scope, known);
   }
   if (known.has(relDir)) return known.get(relDir);
   let dir: string | undefined = scope.root;
@@ -231,7 +262,7 @@ function acceptedDir(scope: SearchScope, relDir: string): string | undefined {
       break;
     }
     dir = join(dir, part);
-    if (scope.rules.ignoresDir(dir) || homeHides(scope, dir, true)) {
+    if ((!rulesApplied && scope.rules.ignoresDir(dir)) || homeHides(scope, dir, true)) {
       dir = undefined;
       break;
     }
