@@ -334,7 +334,7 @@ describe('checkpoints and rewind', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('An interrupted restore was finished first.');
     for (const [i, n] of names.entries()) expect(read(ws, n)).toBe(original(i));
-    expect(readdirSync(ws).filter((n) => n.includes('crystal-restore'))).toEqual([]);
+    expect(readdirSync(ws).filter((n) => n.includes('crystal-restore') || n.endsWith('.tmp'))).toEqual([]);
     expect(existsSync(join(home, 'checkpoints', 'journal', `${id}.json`))).toBe(false);
   });
 
@@ -374,7 +374,7 @@ describe('checkpoints and rewind', () => {
       'Redone: an interrupted redo of the rewind to before message 1 was finished; restored 150 files',
     );
     for (const [i, n] of names.entries()) expect(read(ws, n)).toBe(changed(i));
-    expect(readdirSync(ws).filter((n) => n.includes('crystal-restore'))).toEqual([]);
+    expect(readdirSync(ws).filter((n) => n.includes('crystal-restore') || n.endsWith('.tmp'))).toEqual([]);
     // Taken back once: a third --redo has nothing left.
     const third = await runCrystal(['rewind', id, '--redo'], { home });
     expect(third.code).toBe(1);

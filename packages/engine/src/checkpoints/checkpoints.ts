@@ -20,9 +20,11 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs, lstatSync, realpathSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { ChatMessage, ParsedToolCall, ToolResultPart } from '@crystal/core';
 import { writeFileAtomic } from '../atomic-write.js';
+import { ToolFailure } from '../tools/builtin/failure.js';
+import { openCheckedFile, removeChecked, writeChecked } from '../tools/safe-open.js';
 import { fromItems, type SessionItem, toItems } from '../transcript-items.js';
 import {
   type BatchRecord,
@@ -772,28 +774,30 @@ export class Checkpoints {
     return absolute;
   }
 
-  /** One file: temp beside it + fsync + rename (never half-written); a deletion is an unlink. */
+  /**
+   * One file: temp beside it + fsync + rename (never half-written); a deletion is an unlink.
+   * SEC-4: nothing is done by name. The folder is opened once and verified to be the checked,
+   * link-free path (missing folders are made inside their verified parent, `openCheckedDir`),
+   * and the temp file, the rename and the unlink go through that descriptor: a folder swapped
+   * for a link out of the workspace mid-rewind makes no folder, writes no file and removes no
+   * file outside; the file is reported not restored.
+   */
   private async writeTarget(absolute: string, target: FileState): Promise<void> {
-    // A folder on the way that became a link (to outside the workspace) is never written through.
+    // A folder on the way that is a link (to outside the workspace) already: said plainly.
     this.insideForReal(dirname(absolute));
-    if (target.kind === 'absent') {
-      await fs.rm(absolute, { force: true });
-      return;
-    }
-    if (target.kind !== 'file') return;
-    const bytes = await this.store.get(target.hash);
-    await fs.mkdir(dirname(absolute), { recursive: true });
-    this.insideForReal(dirname(absolute));
-    const temp = `${absolute}.crystal-restore-${process.pid}.tmp`;
-    const handle = await fs.open(temp, 'w', target.mode);
+    const display = relative(this.workspace, absolute);
     try {
-      await handle.writeFile(bytes);
-      await handle.chmod(target.mode);
-      await handle.sync();
-    } finally {
-      await handle.close();
+      if (target.kind === 'absent') {
+        await removeChecked(dirname(absolute), display, { only: basename(absolute) });
+        return;
+      }
+      if (target.kind !== 'file') return;
+      const bytes = await this.store.get(target.hash);
+      await writeChecked(absolute, display, bytes, target.mode);
+    } catch (error) {
+      if (error instanceof ToolFailure) throw new Error(`not restored: ${error.message}`);
+      throw error;
     }
-    await fs.rename(temp, absolute);
   }
 
   private insideForReal(dir: string): void {
@@ -821,7 +825,20 @@ export class Checkpoints {
     }
     if (!stat.isFile()) return { kind: 'unrestorable', size: -1, reason: 'not a regular file' };
     if (stat.size > this.limits.maxFileBytes) return { kind: 'unrestorable', size: stat.size, reason: 'too large' };
-    const bytes = await fs.readFile(absolute);
+    // SEC-4: read through a descriptor verified to be this path, never through a swapped-in link.
+    let bytes: Buffer;
+    try {
+      const { handle } = await openCheckedFile(absolute, path);
+      try {
+        bytes = await handle.readFile();
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      if (!(await fs.lstat(absolute).catch(() => undefined))) return ABSENT;
+      return { kind: 'unrestorable', size: -1, reason: `not read: ${(error as Error).message}` };
+    }
+    if (bytes.length > this.limits.maxFileBytes) return { kind: 'unrestorable', size: bytes.length, reason: 'too large' };
     if (bytes.length > this.limits.maxBinaryBytes && isBinary(bytes))
       return { kind: 'unrestorable', size: bytes.length, reason: 'binary' };
     return { kind: 'file', hash: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, mode: stat.mode & 0o777 };
@@ -838,17 +855,21 @@ function sameMode(a: FileState, b: FileState): boolean {
   return a.kind !== 'file' || b.kind !== 'file' || a.mode === b.mode;
 }
 
-/** Temp files a killed restore left beside a file. */
+/**
+ * Temp files a killed restore left beside a file: `writeChecked`'s `.<name>.<pid>.<hex>.tmp`
+ * and the `<name>.crystal-restore-<pid>.tmp` of earlier versions. Listed and removed through a
+ * verified descriptor of the folder (SEC-4); a folder that is not the checked one is left alone.
+ */
 async function removeTemps(absolute: string): Promise<void> {
   const dir = dirname(absolute);
-  const prefix = `${absolute.slice(dir.length + 1)}.crystal-restore-`;
-  let names: string[];
-  try {
-    names = await fs.readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) if (name.startsWith(prefix) && name.endsWith('.tmp')) await fs.rm(join(dir, name), { force: true });
+  const name = basename(absolute);
+  const legacy = `${name}.crystal-restore-`;
+  const current = `.${name}.`;
+  const isTemp = (entry: string): boolean =>
+    entry.endsWith('.tmp') &&
+    ((entry.startsWith(legacy) && /^\d+\.tmp$/.test(entry.slice(legacy.length))) ||
+      (entry.startsWith(current) && /^\d+\.[0-9a-f]{8}\.tmp$/.test(entry.slice(current.length))));
+  await removeChecked(dir, name, isTemp).catch(() => undefined);
 }
 
 export type { Change, CheckpointRecord };

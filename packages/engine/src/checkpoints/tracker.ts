@@ -8,8 +8,9 @@
  *
  * Nothing here writes in the workspace or runs git.
  */
-import { promises as fs, lstatSync, readFileSync, type Stats } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { openCheckedFile, readDirChecked, readOpenedSync } from '../tools/safe-open.js';
 import { acceptsEntry, type SearchScope, searchScope, walkFileBatches } from '../tools/builtin/walker.js';
 import type { ChunkStore } from './store.js';
 
@@ -101,8 +102,14 @@ export async function captureFile(
   const mode = stat.mode & 0o777;
   if (stat.size > limits.maxFileBytes)
     return { kind: 'unrestorable', size: stat.size, reason: `larger than the ${limits.maxFileBytes} byte limit` };
-  // A small file is read at once: a thread-pool round trip costs more than the read itself.
-  const bytes = stat.size <= SYNC_READ_BYTES ? readFileSync(absolute) : await fs.readFile(absolute);
+  // SEC-4: read through a descriptor verified to be this very path (opened `O_NOFOLLOW`), so a
+  // folder swapped for a link out of the workspace is never read and stored as this file. A
+  // small file is read at once: a thread-pool round trip costs more than the read itself.
+  const bytes = stat.size <= SYNC_READ_BYTES ? readOpenedSync(absolute, SYNC_READ_BYTES) : await readLarge(absolute);
+  if (bytes === null) {
+    if (!statOf(absolute)) throw Object.assign(new Error(`${absolute} was removed`), { code: 'ENOENT' });
+    throw new Error('it changed while it was being read (a link was swapped in, or it grew)');
+  }
   if (bytes.length > limits.maxBinaryBytes && isBinary(bytes))
     return {
       kind: 'unrestorable',
@@ -110,6 +117,19 @@ export async function captureFile(
       reason: `a binary file larger than the ${limits.maxBinaryBytes} byte limit`,
     };
   return { kind: 'file', hash: await store.put(bytes), size: bytes.length, mode };
+}
+
+async function readLarge(absolute: string): Promise<Buffer | null> {
+  try {
+    const { handle } = await openCheckedFile(absolute, absolute);
+    try {
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return null;
+  }
 }
 
 export interface ScanOptions {
@@ -297,10 +317,16 @@ export class WorkspaceTracker {
       if (known && !known.racy && known.mtimeMs === stat.mtimeMs && known.ctimeMs === stat.ctimeMs && known.ino === stat.ino)
         continue;
       this.dirs.set(relDir, dirStat(stat));
-      let names: import('node:fs').Dirent[];
+      // SEC-4: listed through a descriptor verified to be this folder, never by name (a folder
+      // swapped for a link out of the workspace between the stat and the listing is skipped).
+      let names: import('node:fs').Dirent[] | undefined;
       try {
-        names = await fs.readdir(absoluteDir, { withFileTypes: true });
+        names = await readDirChecked(absoluteDir);
       } catch {
+        continue;
+      }
+      if (names === undefined) {
+        this.dirs.delete(relDir);
         continue;
       }
       const s = await scopeOf();

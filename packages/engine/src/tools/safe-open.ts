@@ -298,6 +298,15 @@ export function readSmallFileSync(path: string, max: number): Buffer | null {
   } catch {
     return null;
   }
+  return readOpenedSync(path, max);
+}
+
+/**
+ * As `readSmallFileSync` for a caller that has just `lstat`-ed the path itself (the checkpoint
+ * capture): no second `lstat`; the open is `O_NONBLOCK`, and the descriptor must be a regular
+ * file at `path` before anything is read. Null when it is not (or is larger than `max`).
+ */
+export function readOpenedSync(path: string, max: number): Buffer | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK | NOCTTY);
@@ -328,5 +337,56 @@ export async function readFileForSearch(path: string, max: number): Promise<Buff
     }
   } catch {
     return null;
+  }
+}
+
+/**
+ * The existing folder `dir` (a checked, link-free path) opened and verified (SEC-4), or
+ * undefined when it is missing; unlike `openCheckedDir` nothing is created.
+ */
+export async function openExistingCheckedDir(dir: string, display: string): Promise<fs.FileHandle | undefined> {
+  try {
+    return await openVerifiedDir(dir, dir, display);
+  } catch (error) {
+    if (error instanceof ToolFailure) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP' || code === 'ENOTDIR') throw new ToolFailure(`${display} ${SWAPPED_TEXT}.`);
+    throw error;
+  }
+}
+
+/**
+ * Removes the files `pick` chooses in the folder `dir` (a checked, link-free path), listed and
+ * unlinked through a verified descriptor of that folder (SEC-4): a folder on the way swapped for
+ * a link out of the workspace is refused, so nothing outside is removed. `pick` gets the names
+ * the folder holds, or undefined to name exactly one file (`only`). A missing folder removes
+ * nothing. Answers how many were removed.
+ */
+export async function removeChecked(
+  dir: string,
+  display: string,
+  pick: { readonly only: string } | ((name: string) => boolean),
+): Promise<number> {
+  const handle = await openExistingCheckedDir(dir, display);
+  if (!handle) return 0;
+  try {
+    const base = PROC_FD ? `/proc/self/fd/${handle.fd}` : dir;
+    const names = typeof pick === 'function' ? (await fs.readdir(base)).filter(pick) : [pick.only];
+    let removed = 0;
+    for (const name of names) {
+      const stat = await fs.lstat(`${base}/${name}`).catch(() => undefined);
+      if (!stat || stat.isDirectory()) continue;
+      await fs.unlink(`${base}/${name}`).then(
+        () => removed++,
+        (error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        },
+      );
+    }
+    await handle.sync().catch(() => undefined);
+    return removed;
+  } finally {
+    await handle.close();
   }
 }
