@@ -4,62 +4,14 @@
  * make it create a folder, write a file or remove a file outside. The stat pass that lists
  * changed folders must not take in a name from outside either. A real process does the swapping.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Checkpoints, sha256 } from '../src/index.js';
+import { killRacer, startRacer, stopRacer } from './racer.js';
 
-let racer: ChildProcess | undefined;
-afterEach(() => {
-  racer?.kill('SIGKILL');
-  racer = undefined;
-});
-
-/** A real process swapping `ws/d` between the real folder and a link to `outside` until killed. */
-async function startRacer(ws: string, outside: string): Promise<void> {
-  const script = `
-    const fs = require('node:fs');
-    process.chdir(${JSON.stringify(ws)});
-    const pause = new Int32Array(new SharedArrayBuffer(4));
-    let first = true;
-    for (;;) {
-      try { fs.renameSync('d', 'd.real'); fs.symlinkSync(${JSON.stringify(outside)}, 'd'); } catch {}
-      if (first) { process.stdout.write('racing\\n'); first = false; }
-      Atomics.wait(pause, 0, 0, 0.2);
-      try { fs.unlinkSync('d'); fs.renameSync('d.real', 'd'); } catch {}
-      Atomics.wait(pause, 0, 0, 0.2);
-    }`;
-  racer = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    racer?.stdout?.once('data', () => resolve());
-    racer?.once('exit', (code) => reject(new Error(`the racer exited early (${code})`)));
-  });
-}
-
-async function stopRacer(ws: string): Promise<void> {
-  const stopped = racer;
-  racer = undefined;
-  stopped?.kill('SIGKILL');
-  await new Promise((resolve) =>
-    stopped?.exitCode !== null || stopped?.signalCode !== null ? resolve(undefined) : stopped?.once('exit', resolve),
-  );
-  if (lstatSync(join(ws, 'd'), { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(join(ws, 'd'));
-  if (!existsSync(join(ws, 'd'))) renameSync(join(ws, 'd.real'), join(ws, 'd'));
-}
+afterEach(killRacer);
 
 /** Every path under `dir` with its content ('/' for a folder). */
 function snapshot(dir: string, prefix = ''): Record<string, string> {

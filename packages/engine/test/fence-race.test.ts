@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,38 +7,10 @@ import { type ApprovalMode, createApprovalPolicy } from '../src/approval/index.j
 import { builtinExceptionMapper, TodoStore } from '../src/tools/builtin/index.js';
 import { findRipgrep } from '../src/tools/builtin/ripgrep.js';
 import { createBuiltinTools } from '../src/tools/catalog.js';
+import { killRacer, startRacer } from './racer.js';
 
 const never = new AbortController().signal;
-let racer: ChildProcess | undefined;
-afterEach(() => {
-  racer?.kill('SIGKILL');
-  racer = undefined;
-});
-
-/**
- * A real racing process: it swaps `ws/d` between the real folder and a link to `outside` in a
- * loop until it is killed, holding each state for a fraction of a millisecond so that both the
- * swaps and the calls between them happen. Resolves once the first swap has happened.
- */
-async function startRacer(ws: string, outside: string): Promise<void> {
-  const script = `
-    const fs = require('node:fs');
-    process.chdir(${JSON.stringify(ws)});
-    const pause = new Int32Array(new SharedArrayBuffer(4));
-    let first = true;
-    for (;;) {
-      try { fs.renameSync('d', 'd.real'); fs.symlinkSync(${JSON.stringify(outside)}, 'd'); } catch {}
-      if (first) { process.stdout.write('racing\\n'); first = false; }
-      Atomics.wait(pause, 0, 0, 0.3);
-      try { fs.unlinkSync('d'); fs.renameSync('d.real', 'd'); } catch {}
-      Atomics.wait(pause, 0, 0, 0.3);
-    }`;
-  racer = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    racer?.stdout?.once('data', () => resolve());
-    racer?.once('exit', (code) => reject(new Error(`the racer exited early (${code})`)));
-  });
-}
+afterEach(killRacer);
 
 function fixture() {
   const base = realpathSync(mkdtempSync(join(tmpdir(), 'crystal-sec4-')));
@@ -78,7 +49,7 @@ describe('the file a tool opens is the file that was checked (SEC-4)', () => {
   it('SEC-4 2,000 reads raced by a process swapping a folder for a link out: 0 outside reads', async () => {
     const { base, ws, outside } = fixture();
     const tools = executor('default', ws, join(base, 'home'));
-    await startRacer(ws, outside);
+    await startRacer(ws, outside, 0.3);
     let outsideReads = 0;
     let insideReads = 0;
     for (let i = 0; i < 2000; i++) {
@@ -94,7 +65,7 @@ describe('the file a tool opens is the file that was checked (SEC-4)', () => {
   it('SEC-4 2,000 edits and writes raced the same way: 0 outside writes', async () => {
     const { base, ws, outside } = fixture();
     const tools = executor('edit', ws, join(base, 'home'));
-    await startRacer(ws, outside);
+    await startRacer(ws, outside, 0.3);
     let written = 0;
     for (let i = 0; i < 2000; i++) {
       // Only the outside file holds SECRET: an edit that finds it wrote outside the fence.
@@ -104,7 +75,7 @@ describe('the file a tool opens is the file that was checked (SEC-4)', () => {
         if (write?.isError === false) written++;
       }
     }
-    racer?.kill('SIGKILL');
+    killRacer();
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('OUTSIDE SECRET\n');
     expect(readdirSync(outside)).toEqual(['secret.txt']);
     expect(written).toBeGreaterThan(0);
@@ -119,7 +90,7 @@ describe('the file a tool opens is the file that was checked (SEC-4)', () => {
       async () => {
         const { base, ws, outside } = fixture();
         const tools = executor('default', ws, join(base, 'home'), rg);
-        await startRacer(ws, outside);
+        await startRacer(ws, outside, 0.3);
         let outsideMatches = 0;
         for (let i = 0; i < 300; i++) {
           for (const input of [{ pattern: 'SECRET|inside', path: 'd' }, { pattern: 'SECRET|inside' }]) {

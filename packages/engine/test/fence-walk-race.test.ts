@@ -4,19 +4,7 @@
  * Also the `mkdir -p` of a write's missing parents: a parent swapped for a link between the check
  * and the mkdir must not create a folder outside.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ParsedToolCall, ToolExecutor } from '@crystal/core';
@@ -25,34 +13,10 @@ import { type ApprovalMode, createApprovalPolicy } from '../src/approval/index.j
 import { builtinExceptionMapper, TodoStore } from '../src/tools/builtin/index.js';
 import { findRipgrep } from '../src/tools/builtin/ripgrep.js';
 import { createBuiltinTools } from '../src/tools/catalog.js';
+import { killRacer, startRacer, stopRacer } from './racer.js';
 
 const never = new AbortController().signal;
-let racer: ChildProcess | undefined;
-afterEach(() => {
-  racer?.kill('SIGKILL');
-  racer = undefined;
-});
-
-/** A real process swapping `ws/d` between the real folder and a link to `outside` until killed. */
-async function startRacer(ws: string, outside: string): Promise<void> {
-  const script = `
-    const fs = require('node:fs');
-    process.chdir(${JSON.stringify(ws)});
-    const pause = new Int32Array(new SharedArrayBuffer(4));
-    let first = true;
-    for (;;) {
-      try { fs.renameSync('d', 'd.real'); fs.symlinkSync(${JSON.stringify(outside)}, 'd'); } catch {}
-      if (first) { process.stdout.write('racing\\n'); first = false; }
-      Atomics.wait(pause, 0, 0, 0.2);
-      try { fs.unlinkSync('d'); fs.renameSync('d.real', 'd'); } catch {}
-      Atomics.wait(pause, 0, 0, 0.2);
-    }`;
-  racer = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    racer?.stdout?.once('data', () => resolve());
-    racer?.once('exit', (code) => reject(new Error(`the racer exited early (${code})`)));
-  });
-}
+afterEach(killRacer);
 
 /** Inside names are lower case; every outside name holds OUTSIDE. */
 function fixture() {
@@ -150,10 +114,7 @@ describe("a write's missing parent folders are made inside the checked folder (S
       const out = await text(tools, 'write', { path: `d/new-${i}/deeper/file.txt`, contents: 'x' });
       if (out.startsWith('Created d/new-')) written++;
     }
-    const stopped = racer;
-    racer = undefined;
-    stopped?.kill('SIGKILL');
-    await new Promise((resolve) => (stopped?.exitCode !== null ? resolve(undefined) : stopped?.once('exit', resolve)));
+    await stopRacer(ws);
     expect(readdirSync(outside).sort(), `${written} raced writes got through`).toEqual([
       'OUTSIDE-DIR',
       'OUTSIDE-ONLY.txt',
@@ -162,8 +123,6 @@ describe("a write's missing parent folders are made inside the checked folder (S
     expect(readdirSync(join(outside, 'sub'))).toEqual(['OUTSIDE-DEEP.txt']);
     // How many raced writes got through depends on the machine's load (a folder renamed while it
     // is verified is refused too); with the race over, a write needing new parents works.
-    if (lstatSync(join(ws, 'd'), { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(join(ws, 'd'));
-    if (!existsSync(join(ws, 'd'))) renameSync(join(ws, 'd.real'), join(ws, 'd'));
     expect(await text(tools, 'write', { path: 'd/after/the/race.txt', contents: 'x' })).toMatch(
       /^Created d\/after\/the\/race\.txt/,
     );
