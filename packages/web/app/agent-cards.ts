@@ -4,7 +4,7 @@
  * child's events arrive wrapped in `agent-event` with its path and never reach the main text.
  */
 import { el } from './dom.js';
-import type { PageEvent } from './types.js';
+import type { PageEvent, SavedChildCard } from './types.js';
 
 interface Card {
   readonly root: HTMLDetailsElement;
@@ -29,29 +29,11 @@ export class AgentCards {
     const agent = String(event.agent ?? '');
     switch (event.type) {
       case 'agent-started': {
-        const progress = el('p', { class: 'agent-progress', text: 'Waiting for the model' });
-        const steps = el('ul', { class: 'agent-steps' });
-        const answer = el('div', { class: 'agent-answer' });
-        const root = el(
-          'details',
-          { class: 'agent-card running', attrs: { 'data-agent': agent, open: '' } },
-          el(
-            'summary',
-            {},
-            el('span', { class: 'agent-path', text: agent }),
-            ` ${String(event.description ?? '')} `,
-            el('span', { class: 'agent-meta', text: `${String(event.profile ?? '')} · ${String(event.model ?? '')}` }),
-          ),
-          progress,
-          steps,
-          answer,
-          el('p', {
-            class: 'agent-transcript',
-            text: `Transcript: crystal export ${this.sessionId()} --agent ${agent}`,
-          }),
-        );
-        this.cards.set(agent, { root, progress, steps, answer, rows: new Map(), modelCalls: 0, toolCalls: 0 });
-        this.root.append(root);
+        const card = this.build(agent, String(event.description ?? ''), String(event.profile ?? ''), String(event.model ?? ''));
+        card.root.classList.add('running');
+        card.root.open = true;
+        this.cards.set(agent, card);
+        this.root.append(card.root);
         return true;
       }
       case 'agent-event':
@@ -60,19 +42,51 @@ export class AgentCards {
       case 'agent-finished': {
         const card = this.cards.get(agent);
         if (!card) return true;
-        const stop = String(event.stopReason ?? '');
-        card.root.classList.remove('running');
-        card.root.classList.add(stop === 'completed' ? 'done' : 'stopped');
-        card.progress.textContent = `${stop === 'completed' ? 'Done' : `Stopped: ${stop}`} · ${plural(Number(event.modelCalls), 'model call')} · ${plural(Number(event.toolCalls), 'tool call')}`;
-        card.answer.textContent = String(event.answer ?? '');
-        // A finished child folds away; its summary line stays.
-        card.root.open = false;
+        finish(
+          card,
+          String(event.stopReason ?? ''),
+          Number(event.modelCalls),
+          Number(event.toolCalls),
+          String(event.answer ?? ''),
+        );
         this.cards.delete(agent);
         return true;
       }
       default:
         return false;
     }
+  }
+
+  /** A reload (AGENT-4): the card of a finished child, rebuilt from its saved transcript, folded. */
+  replay(saved: SavedChildCard): HTMLElement {
+    const card = this.build(saved.path, saved.description, saved.profile, saved.model);
+    for (const step of saved.steps) {
+      card.steps.append(el('li', { class: `agent-step ${step.state}`, text: `${step.name} ${step.summary}` }));
+    }
+    finish(card, saved.state, saved.modelCalls, saved.toolCalls, saved.answer);
+    return card.root;
+  }
+
+  private build(agent: string, description: string, profile: string, model: string): Card {
+    const progress = el('p', { class: 'agent-progress', text: 'Waiting for the model' });
+    const steps = el('ul', { class: 'agent-steps' });
+    const answer = el('div', { class: 'agent-answer' });
+    const root = el(
+      'details',
+      { class: 'agent-card', attrs: { 'data-agent': agent } },
+      el(
+        'summary',
+        {},
+        el('span', { class: 'agent-path', text: agent }),
+        ` ${description} `,
+        el('span', { class: 'agent-meta', text: `${profile} · ${model}` }),
+      ),
+      progress,
+      steps,
+      answer,
+      el('p', { class: 'agent-transcript', text: `Transcript: crystal export ${this.sessionId()} --agent ${agent}` }),
+    );
+    return { root, progress, steps, answer, rows: new Map(), modelCalls: 0, toolCalls: 0 };
   }
 
   private onChild(agent: string, event: PageEvent): void {
@@ -113,3 +127,12 @@ export class AgentCards {
 }
 
 const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** A stopped child: its outcome and counts on the progress line, its answer, folded away (its summary line stays). */
+function finish(card: Card, stop: string, modelCalls: number, toolCalls: number, answer: string): void {
+  card.root.classList.remove('running');
+  card.root.classList.add(stop === 'completed' ? 'done' : 'stopped');
+  card.progress.textContent = `${stop === 'completed' ? 'Done' : `Stopped: ${stop}`} · ${plural(modelCalls, 'model call')} · ${plural(toolCalls, 'tool call')}`;
+  card.answer.textContent = answer;
+  card.root.open = false;
+}

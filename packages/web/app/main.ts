@@ -23,6 +23,7 @@ const alerts = byId<HTMLElement>('alerts');
 const scope = (): string => state?.scope ?? '';
 const transcript = new Transcript(byId('transcript'), scope);
 const agents = new AgentCards(byId('transcript'), scope);
+transcript.renderAgent = (card) => agents.replay(card);
 const tray = new ImageTray(byId('tray'), alerts, () => state?.inputs);
 const prompts = new Prompts(byId('prompts'), answer, () => text);
 const controls = new Controls(scope, answer, (command) => answer({ kind: 'message', text: command }), showHelp);

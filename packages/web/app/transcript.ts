@@ -9,7 +9,7 @@ import { displayText, el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 import { StreamSplit } from './stream-split.js';
 import { type DiffRowView, ToolCardView } from './tool-card.js';
-import type { HistoryItem, ImageRef, PageEvent } from './types.js';
+import type { HistoryItem, ImageRef, PageEvent, SavedChildCard } from './types.js';
 
 interface LiveBlock {
   readonly root: HTMLElement;
@@ -44,6 +44,8 @@ export class Transcript {
   private readonly dirty = new Set<LiveBlock>();
   /** Display names of images this page sent, by number (the host's history carries them after a reload). */
   readonly names = new Map<number, string>();
+  /** AGENT-4: renders a `task` call's saved child card after its tool card on a reload (agent-cards.ts). */
+  renderAgent: ((card: SavedChildCard) => HTMLElement) | undefined;
 
   constructor(
     private readonly root: HTMLElement,
@@ -80,6 +82,7 @@ export class Transcript {
       }
       case 'tool-call':
         this.card(item.callId, item.name, item.arguments, item.summary);
+        if (item.agent && this.renderAgent) this.root.append(this.renderAgent(item.agent));
         return;
       case 'tool-result':
         this.finishCard(item.callId, item.name, item.isError, item.text, item.diff);

@@ -22,6 +22,8 @@ import {
   imageMarker,
   isCommand,
   type MarkerSpan,
+  savedChildCard,
+  savedChildCards,
 } from '@crystal/engine';
 import { type HistoryItem, historyView, type ImageRef, imageRefs } from './history-view.js';
 import { type ConversationInput, displayName, type ImageEntry, type InputRegistry, inputRegistry } from './input-registry.js';
@@ -195,7 +197,17 @@ export class Conversation implements ConversationFace {
 
   async history(scope: string): Promise<HistoryItem[]> {
     this.checkScope(scope);
-    return historyView(this.controller.session.history(), this.attachments.registry);
+    const s = this.controller.session;
+    const items = await historyView(s.history(), this.attachments.registry);
+    if (!items.some((item) => item.kind === 'tool-call' && item.name === 'task')) return items;
+    // AGENT-4: a reload shows each child's card again, from its saved transcript.
+    const children = savedChildCards(s.home, s.id);
+    return items.map((item) => {
+      if (item.kind !== 'tool-call' || item.name !== 'task') return item;
+      const child = children.get(item.callId);
+      const agent = child ? savedChildCard(s.home, s.id, child) : undefined;
+      return agent ? { ...item, agent } : item;
+    });
   }
 
   /** The stored bytes of image N of this session (history previews); undefined when it has none. */

@@ -4,7 +4,14 @@
  * bytes are not inlined; the page loads them from `/api/media/N` of the same scope.
  */
 import type { ChatMessage } from '@crystal/core';
-import { type DiffRow, type ImageRegistry, parseUnifiedPatch, taggedMarkerNumbers, toolSummaryOf } from '@crystal/engine';
+import {
+  type DiffRow,
+  type ImageRegistry,
+  parseUnifiedPatch,
+  type SavedChildCard,
+  taggedMarkerNumbers,
+  toolSummaryOf,
+} from '@crystal/engine';
 
 export interface ImageRef {
   readonly number: number;
@@ -22,6 +29,8 @@ export type HistoryItem =
       readonly arguments: string;
       /** The engine's one-line summary (the terminal's card line). */
       readonly summary: string;
+      /** AGENT-4: a `task` call's child agent, rebuilt from its saved transcript (a reload shows its card). */
+      readonly agent?: SavedChildCard;
     }
   | {
       readonly kind: 'tool-result';

@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 describe('AGENT-4 child agents in the Web page', () => {
-  it('AGENT-4 a labelled, collapsible child card with its steps; its approval names it; its answer stays in the card', async () => {
+  it('AGENT-4 a labelled, collapsible child card with its steps; its approval names it; its answer stays in the card; a reload rebuilds it from the saved transcript', async () => {
     const fake = await FakeProvider.start({
       replies: [
         { toolCalls: [{ id: 't1', name: 'task', arguments: { description: 'note it', prompt: 'Write note.md.' } }] },
@@ -62,5 +62,19 @@ describe('AGENT-4 child agents in the Web page', () => {
     const mainText = await page.locator('article.assistant').allTextContents();
     expect(mainText.join('')).not.toContain('CHILD ANSWER');
     expect(mainText.join('')).toContain('Parent wraps up.');
+
+    // A reload rebuilds the card from the child's saved transcript, right after the task call's card.
+    await page.reload();
+    await expect.poll(() => page.locator('#activity').textContent()).toBe('Ready');
+    const again = page.locator('details.agent-card[data-agent="main/general#1"]');
+    await expect.poll(() => again.count()).toBe(1);
+    expect(await again.locator('summary').textContent()).toContain('main/general#1 note it');
+    expect(await again.locator('.agent-progress').textContent()).toBe('Done · 2 model calls · 1 tool call');
+    expect(await again.locator('.agent-steps li.done').textContent()).toBe('write note.md');
+    expect(await again.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    expect(await again.evaluate((d) => d.previousElementSibling?.textContent ?? '')).toContain('task');
+    await again.locator('summary').click();
+    expect(await again.locator('.agent-answer').textContent()).toBe('CHILD ANSWER: wrote it.');
+    expect((await page.locator('article.assistant').allTextContents()).join('')).not.toContain('CHILD ANSWER');
   });
 });

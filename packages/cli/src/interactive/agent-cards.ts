@@ -4,7 +4,7 @@
  * closes it with the answer. Nothing of a child reaches the main transcript's text.
  */
 import { join } from 'node:path';
-import { type ChildSummary, type ControllerEvent, listChildren, loadChild } from '@crystal/engine';
+import { type ChildSummary, type ControllerEvent, savedChildCard, savedChildCards } from '@crystal/engine';
 import { AgentEntry, type TerminalApp } from '@crystal/tui';
 import { toolCard } from './tool-summary.js';
 
@@ -59,39 +59,22 @@ export class AgentCards {
   /** Resume: the card of the child that answered the `task` call `callId`, rebuilt from its saved transcript. */
   replayCard(callId: string): AgentEntry | undefined {
     const parent = this.sessionId();
-    if (this.saved?.sessionId !== parent)
-      this.saved = { sessionId: parent, byCall: new Map(listChildren(this.home, parent).map((c) => [c.callId, c])) };
+    if (this.saved?.sessionId !== parent) this.saved = { sessionId: parent, byCall: savedChildCards(this.home, parent) };
     const child = this.saved.byCall.get(callId);
-    if (!child) return undefined;
-    let record: ReturnType<typeof loadChild>['record'];
-    try {
-      record = loadChild(this.home, parent, child.id).record;
-    } catch {
-      return undefined;
-    }
+    const saved = child ? savedChildCard(this.home, parent, child) : undefined;
+    if (!saved) return undefined;
     const card = new AgentEntry({
-      path: child.path,
-      profile: child.profile,
-      description: child.description,
-      model: `${record.provider}/${record.model}`,
-      transcript: `${join(this.home, 'sessions', 'children', parent, `${child.id}.json`)} · crystal export ${parent} --agent ${child.path}`,
+      path: saved.path,
+      profile: saved.profile,
+      description: saved.description,
+      model: saved.model,
+      transcript: `${saved.transcriptFile} · ${saved.exportCommand}`,
     });
-    let answer = '';
-    for (const message of record.archive) {
-      for (const part of message.content) {
-        if (part.type === 'tool-call') {
-          const data = toolCard(part);
-          card.addStep(part.id, data.name, data.summary);
-        } else if (part.type === 'tool-result') card.finishStep(part.callId, part.isError ? 'failed' : 'done');
-      }
-      if (message.role === 'assistant') {
-        const text = message.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
-        if (text.trim() !== '') answer = text;
-      }
+    for (const step of saved.steps) {
+      card.addStep(step.callId, step.name, step.summary);
+      if (step.state !== 'running') card.finishStep(step.callId, step.state);
     }
-    // A child a crash cut off reads as interrupted (resume closes its call that way).
-    const state = child.state === 'running' ? 'interrupted' : child.state;
-    card.finish(state, state === 'completed' ? answer : '', record.modelCalls, record.toolCalls);
+    card.finish(saved.state, saved.answer, saved.modelCalls, saved.toolCalls);
     return card;
   }
 

@@ -5,3 +5,4 @@ export * from './lineage.js';
 export * from './profiles.js';
 export * from './runtime.js';
 export * from './images.js';
+export * from './saved-card.js';
