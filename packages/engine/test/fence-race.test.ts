@@ -1,13 +1,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ParsedToolCall, ToolExecutor } from '@crystal/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ApprovalMode, createApprovalPolicy } from '../src/approval/index.js';
-import { builtinExceptionMapper, TodoStore } from '../src/tools/builtin/index.js';
 import { findRipgrep } from '../src/tools/builtin/ripgrep.js';
-import { createBuiltinTools } from '../src/tools/catalog.js';
-import { killRacer, startRacer } from './racer.js';
+import { killRacer, raceCall as call, raceExecutor as executor, startRacer } from './racer.js';
 
 const never = new AbortController().signal;
 afterEach(killRacer);
@@ -22,28 +18,6 @@ function fixture() {
   writeFileSync(join(outside, 'secret.txt'), 'OUTSIDE SECRET\n');
   return { base, ws, outside };
 }
-
-/** The real policy (no operator: an outside call is denied, as in `crystal run`) and the real tools. */
-function executor(mode: ApprovalMode, ws: string, home: string, rgPath: string | null = null): ToolExecutor {
-  const policy = createApprovalPolicy({ mode, plan: () => false, workspace: ws, home });
-  const tools = createBuiltinTools({
-    workspace: ws,
-    home,
-    bashTimeoutMs: null,
-    todos: new TodoStore(),
-    rgPath,
-    checkedPath: (callId) => policy.checkedPath(callId),
-  });
-  return new ToolExecutor({ tools, policy, mapException: builtinExceptionMapper });
-}
-
-let id = 0;
-const call = (name: string, input: Record<string, unknown>): ParsedToolCall => ({
-  id: `r${++id}`,
-  name,
-  arguments: JSON.stringify(input),
-  input,
-});
 
 describe('the file a tool opens is the file that was checked (SEC-4)', () => {
   it('SEC-4 2,000 reads raced by a process swapping a folder for a link out: 0 outside reads', async () => {

@@ -7,13 +7,10 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ParsedToolCall, ToolExecutor } from '@crystal/core';
+import type { ToolExecutor } from '@crystal/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ApprovalMode, createApprovalPolicy } from '../src/approval/index.js';
-import { builtinExceptionMapper, TodoStore } from '../src/tools/builtin/index.js';
 import { findRipgrep } from '../src/tools/builtin/ripgrep.js';
-import { createBuiltinTools } from '../src/tools/catalog.js';
-import { killRacer, startRacer, stopRacer } from './racer.js';
+import { killRacer, raceCall as call, raceExecutor as executor, startRacer, stopRacer } from './racer.js';
 
 const never = new AbortController().signal;
 afterEach(killRacer);
@@ -33,27 +30,6 @@ function fixture() {
   writeFileSync(join(outside, 'OUTSIDE-DIR', 'OUTSIDE-NESTED.txt'), 'secret\n');
   return { base, ws, outside };
 }
-
-function executor(mode: ApprovalMode, ws: string, home: string, rgPath: string | null = null): ToolExecutor {
-  const policy = createApprovalPolicy({ mode, plan: () => false, workspace: ws, home });
-  const tools = createBuiltinTools({
-    workspace: ws,
-    home,
-    bashTimeoutMs: null,
-    todos: new TodoStore(),
-    rgPath,
-    checkedPath: (callId) => policy.checkedPath(callId),
-  });
-  return new ToolExecutor({ tools, policy, mapException: builtinExceptionMapper });
-}
-
-let id = 0;
-const call = (name: string, input: Record<string, unknown>): ParsedToolCall => ({
-  id: `w${++id}`,
-  name,
-  arguments: JSON.stringify(input),
-  input,
-});
 
 async function text(tools: ToolExecutor, name: string, input: Record<string, unknown>): Promise<string> {
   const [result] = await tools.runBatch([call(name, input)], never);

@@ -6,6 +6,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, lstatSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { type ParsedToolCall, ToolExecutor } from '@crystal/core';
+import { type ApprovalMode, createApprovalPolicy } from '../src/approval/index.js';
+import { builtinExceptionMapper, TodoStore } from '../src/tools/builtin/index.js';
+import { createBuiltinTools } from '../src/tools/catalog.js';
 
 let racer: ChildProcess | undefined;
 
@@ -48,3 +52,25 @@ export async function stopRacer(ws: string): Promise<void> {
   if (lstatSync(join(ws, 'd'), { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(join(ws, 'd'));
   if (!existsSync(join(ws, 'd'))) renameSync(join(ws, 'd.real'), join(ws, 'd'));
 }
+
+/** The real policy (no operator: an outside call is denied, as in `crystal run`) and the real tools. */
+export function raceExecutor(mode: ApprovalMode, ws: string, home: string, rgPath: string | null = null): ToolExecutor {
+  const policy = createApprovalPolicy({ mode, plan: () => false, workspace: ws, home });
+  const tools = createBuiltinTools({
+    workspace: ws,
+    home,
+    bashTimeoutMs: null,
+    todos: new TodoStore(),
+    rgPath,
+    checkedPath: (callId) => policy.checkedPath(callId),
+  });
+  return new ToolExecutor({ tools, policy, mapException: builtinExceptionMapper });
+}
+
+let id = 0;
+export const raceCall = (name: string, input: Record<string, unknown>): ParsedToolCall => ({
+  id: `r${++id}`,
+  name,
+  arguments: JSON.stringify(input),
+  input,
+});
