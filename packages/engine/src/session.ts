@@ -542,7 +542,10 @@ export class Session {
           ...(resumeBatch ? { resumeBatch } : {}),
           adoptToolResults: (results) => this.adoptToolResults(results),
           ...(this.checkpoints
-            ? { aroundBatch: (calls, run) => (this.checkpoints as Checkpoints).aroundBatch(this.state.userTurns, calls, run) }
+            ? {
+                aroundBatch: (calls, run) => (this.checkpoints as Checkpoints).aroundBatch(this.state.userTurns, calls, run),
+                onToolCallStreaming: (name) => this.checkpoints?.toolCallStreaming(name),
+              }
             : {}),
           onRoundRefused: async (error) => this.refuseImages(error),
           compactBeforeRound: async (lastReported, signal) => {
