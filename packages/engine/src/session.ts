@@ -487,7 +487,8 @@ export class Session {
           appendToArchive(this.state, closed);
           this.state.pendingApprovals = [];
         }
-        await this.checkpoints?.beforeTurn(this.state.userTurns + 1, text, this.state.context.slice(1));
+        // CKPT-1: recorded in the background; the turn's batches and its end wait for it.
+        void this.checkpoints?.beforeTurn(this.state.userTurns + 1, text, this.state.context.slice(1));
         const user = userMessage(text);
         this.state.context.push(user);
         appendToArchive(this.state, user);

@@ -110,6 +110,31 @@ describe('the first capture waits for a tool call (issue 22 item 4)', () => {
     expect(existsSync(join(ws, 'n.txt'))).toBe(false);
   });
 
+  it('CKPT-1 the first request does not wait for the turn record: a store slow to write holds the end of the turn, not its request', async () => {
+    const home = temp('crystal-deferred-home-');
+    const ws = tree();
+    const { ctl, checkpoints } = await open(home, ws, [{ text: 'answered' }]);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const put = checkpoints.store.put.bind(checkpoints.store);
+    checkpoints.store.put = async (bytes) => {
+      await held;
+      return put(bytes);
+    };
+    let finished = false;
+    ctl.on((e) => {
+      if (e.type === 'turn-finished') finished = true;
+    });
+    ctl.submit('hello');
+    await until(() => (fake as FakeProvider).requests.length === 1);
+    expect(finished).toBe(false);
+    release();
+    await until(() => finished);
+    expect((await checkpoints.entries()).map((e) => e.text)).toEqual(['hello']);
+  });
+
   it('CKPT-1 a write batch waits for a first walk a streaming call started: the walk never takes the written file for the tree as it was, so the write still rewinds', async () => {
     const home = temp('crystal-deferred-home-');
     const ws = tree();

@@ -239,9 +239,19 @@ export class Checkpoints {
     await writeFileAtomic(this.indexPath, JSON.stringify(this.tracker.toJson()), 0o600);
   }
 
-  /** CKPT-1: the checkpoint before user turn `turn`: files as they are now, and the model context. */
-  async beforeTurn(turn: number, text: string, context: readonly ChatMessage[]): Promise<void> {
-    await this.pending;
+  /**
+   * CKPT-1: the checkpoint before user turn `turn`: the model context, as a turn record. It is
+   * written in the background (issue 22 item 4: the first request does not wait for it); every
+   * batch, rewind, flush and stop waits for it first.
+   */
+  beforeTurn(turn: number, text: string, context: readonly ChatMessage[]): Promise<void> {
+    const at = new Date().toISOString();
+    const recorded = this.pending.then(() => this.recordTurn(turn, text, context, at));
+    this.pending = recorded;
+    return recorded;
+  }
+
+  private async recordTurn(turn: number, text: string, context: readonly ChatMessage[], at: string): Promise<void> {
     try {
       await this.finishJournal();
       // Issue 22 item 4: the first capture (a walk of the whole workspace) waits for the turn's
@@ -249,14 +259,7 @@ export class Checkpoints {
       this.autoPrune ??= this.pruneDaily();
       const log = await this.records();
       const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))));
-      const record: TurnRecord = {
-        seq: this.nextSeq(log),
-        kind: 'turn',
-        turn,
-        at: new Date().toISOString(),
-        text,
-        context: contextHash,
-      };
+      const record: TurnRecord = { seq: this.nextSeq(log), kind: 'turn', turn, at, text, context: contextHash };
       log.records.push(record);
       await this.saveLog(log);
     } catch (error) {
