@@ -4,9 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import {
-  collectGarbage,
-  describe,
-  describeRedo,
+  checkpointCommands,
+  checkpointGc,
   loadConfig,
   readLog,
   resolveHome,
@@ -40,6 +39,7 @@ export async function checkpointsCommand(argv: readonly string[]): Promise<numbe
   if (id === 'gc') {
     const grace = values.grace === undefined ? 600 : Number(values.grace);
     if (!Number.isFinite(grace) || grace < 0) throw new UsageError('--grace takes a number of seconds, 0 or more.');
+    const { collectGarbage } = await checkpointGc();
     const report = await collectGarbage(home, { limits: checkpointLimitsOf(loadConfig(home)), graceMs: grace * 1000 });
     if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     else
@@ -175,6 +175,7 @@ export async function rewindCommand(argv: readonly string[]): Promise<number> {
     session.release();
   }
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  const { describe } = await checkpointCommands();
   const output = describe(
     result,
     code,
@@ -211,6 +212,7 @@ async function redoHeadless(
     return 1;
   }
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  const { describeRedo } = await checkpointCommands();
   const output = describeRedo(result, `crystal rewind ${id} --redo --force`);
   if (output.kind === 'error') {
     process.stderr.write(`crystal: ${output.text}\n`);

@@ -148,7 +148,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       WORK_TOOLS,
     );
   }
-  const mcp = startMcpHost({
+  const mcp = await startMcpHost({
     home: options.home,
     workspace: options.workspace,
     config: options.config,

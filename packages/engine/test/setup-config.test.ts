@@ -6,7 +6,6 @@ import {
   ConfigError,
   catalogOf,
   DEFAULT_PROVIDER,
-  editJsonText,
   loadConfig,
   MissingApiKeyError,
   persistPreferences,
@@ -16,6 +15,7 @@ import {
   STARTER_PROVIDERS,
   storeApiKey,
 } from '../src/index.js';
+import { editJsonText } from '../src/config/json-edit.js';
 
 function homeWith(text: string): string {
   const home = tempDir('crystal-setup-');
