@@ -898,6 +898,8 @@ export class SessionController {
       case 'help':
         return { kind: 'text', title: 'Help', text: helpText(customCommandSpecs(discoverCommands(this.places()))) };
       case 'status':
+        // SBX-3: the sandbox state is detected when first shown (issue 22 item 4).
+        await this.tools?.containment.resolve();
         return { kind: 'text', title: 'Status', text: this.statusText() };
       case 'stats':
         return { kind: 'text', title: 'Stats', text: this.statsText() };

@@ -55,6 +55,8 @@ export function bashTool(host: ToolHost): ToolDefinition {
         `the output cap keeps the first ${BASH_HEAD_CHARS} and the last ${BASH_TAIL_CHARS} characters`,
       );
       let contained: ContainedCommand | undefined;
+      // SBX-1: the sandbox is detected on the first command (issue 22 item 4).
+      await host.containment?.resolve();
       const result = await runInProcessGroup(shellCommand(args.command), {
         cwd: host.workspace,
         timeoutMs,
