@@ -4,8 +4,9 @@
  */
 import { parseArgs } from 'node:util';
 import {
-  checkpointCommands,
-  checkpointGc,
+  collectGarbage,
+  describe,
+  describeRedo,
   loadConfig,
   readLog,
   resolveHome,
@@ -39,7 +40,6 @@ export async function checkpointsCommand(argv: readonly string[]): Promise<numbe
   if (id === 'gc') {
     const grace = values.grace === undefined ? 600 : Number(values.grace);
     if (!Number.isFinite(grace) || grace < 0) throw new UsageError('--grace takes a number of seconds, 0 or more.');
-    const { collectGarbage } = await checkpointGc();
     const report = await collectGarbage(home, { limits: checkpointLimitsOf(loadConfig(home)), graceMs: grace * 1000 });
     if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     else
@@ -175,7 +175,6 @@ export async function rewindCommand(argv: readonly string[]): Promise<number> {
     session.release();
   }
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  const { describe } = await checkpointCommands();
   const output = describe(
     result,
     code,
@@ -212,7 +211,6 @@ async function redoHeadless(
     return 1;
   }
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  const { describeRedo } = await checkpointCommands();
   const output = describeRedo(result, `crystal rewind ${id} --redo --force`);
   if (output.kind === 'error') {
     process.stderr.write(`crystal: ${output.text}\n`);

@@ -54,8 +54,13 @@ async function main(argv: string[]): Promise<number> {
 
 /** A UsageError (a bad flag, a malformed config, nothing to resume) is the operator's to fix: one line, exit 1. */
 async function report(error: unknown): Promise<void> {
-  const { failureText } = await import('./failure-text.js');
-  const text = failureText(error);
+  const { UsageError, isExpectedFsError, fsOperatorMessage } = await import('@crystal/engine');
+  // REL-13: an expected file-system failure (ENOSPC, EROFS, ENOENT, EACCES, …) says what failed,
+  // the path and what to do; only a defect shows a stack.
+  const text =
+    error instanceof UsageError || isExpectedFsError(error)
+      ? fsOperatorMessage(error)
+      : `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
   process.stderr.write(`crystal: ${text}\n`);
   process.exitCode = 1;
 }

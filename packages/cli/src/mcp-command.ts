@@ -154,7 +154,7 @@ async function remove(home: string, workspace: string, scope: ServerScope | unde
 async function started(home: string, workspace: string) {
   const config = loadConfig(home);
   const notes: string[] = [];
-  const host = await startMcpHost({ home, workspace, config, imageInput: () => true, onNote: (text) => notes.push(text) });
+  const host = startMcpHost({ home, workspace, config, imageInput: () => true, onNote: (text) => notes.push(text) });
   await host.settle(RUN_MCP_STARTUP_MS);
   return { host, notes, untrusted: configuredServers({ home, workspace, config }).untrusted };
 }

@@ -44,9 +44,9 @@ import { persistPreferences, resolveModelArgument } from './preferences.js';
 import { THINKING_EFFORTS, type ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
+import { checkpointCommand } from './checkpoints/commands.js';
 import { fsOperatorMessage } from './fs-errors.js';
 import { currentAgentPath } from './agents/lineage.js';
-import { checkpointCommands } from './on-demand.js';
 
 export type Activity = 'idle' | 'turn' | 'tool_batch' | 'compacting';
 
@@ -1032,8 +1032,7 @@ export class SessionController {
       case 'rewind':
       case 'undo':
       case 'redo':
-        // The rewind commands' code loads when one is used (issue 22 item 4).
-        return (await checkpointCommands()).checkpointCommand(this.active, command.spec.name, arg);
+        return checkpointCommand(this.active, command.spec.name, arg);
       case 'login':
         // The terminal asks for the key itself, off the composer; other surfaces cannot hide it.
         return {

@@ -5,7 +5,7 @@
  * rewritten (CONF-5).
  */
 import type { ProviderConfig } from './config/schema.js';
-import type { JsonEdit } from './config/json-edit.js';
+import { editJsonFile, type JsonEdit } from './config/json-edit.js';
 import { configPath, parseConfigText } from './config/load.js';
 import { UsageError } from './errors.js';
 
@@ -19,8 +19,6 @@ export async function persistPreferences(home: string, values: Record<string, un
 /** Every write of `config.json` goes through here: only the named keys change (SETUP-3). */
 export async function editConfig(home: string, edits: readonly JsonEdit[]): Promise<void> {
   const file = configPath(home);
-  // The JSON editor (and jsonc-parser) loads when a config is edited, not at start (issue 22 item 4).
-  const { editJsonFile } = await import('./config/json-edit.js');
   await editJsonFile(file, edits, (text) => parseConfigText(text.replace(/^\uFEFF/, ''), file));
 }
 

@@ -152,7 +152,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   // SBX-1 / MCP-2: a project's stdio servers start in the sandbox, which is detected first.
   if (!options.wrapMcpStdio && configuredServers(options).servers.some((server) => server.source === 'project'))
     await containment.resolve();
-  const mcp = await startMcpHost({
+  const mcp = startMcpHost({
     home: options.home,
     workspace: options.workspace,
     config: options.config,

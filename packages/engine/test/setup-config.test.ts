@@ -6,6 +6,7 @@ import {
   ConfigError,
   catalogOf,
   DEFAULT_PROVIDER,
+  editJsonText,
   loadConfig,
   MissingApiKeyError,
   persistPreferences,
@@ -15,7 +16,6 @@ import {
   STARTER_PROVIDERS,
   storeApiKey,
 } from '../src/index.js';
-import { editJsonText } from '../src/config/json-edit.js';
 
 function homeWith(text: string): string {
   const home = tempDir('crystal-setup-');

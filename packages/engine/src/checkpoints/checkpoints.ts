@@ -40,7 +40,7 @@ import {
   turnRecord,
   writeLog,
 } from './log.js';
-import { checkpointGc } from '../on-demand.js';
+import { collectGarbage } from './gc.js';
 import { ChunkStore, sha256 } from './store.js';
 import {
   ABSENT,
@@ -367,8 +367,6 @@ export class Checkpoints {
       const stat = await fs.stat(marker).catch(() => undefined);
       if (stat && Date.now() - stat.mtimeMs < 24 * 3600_000) return;
       await writeFileAtomic(marker, new Date().toISOString(), 0o600);
-      // The sweep's code loads only on the day it runs (issue 22 item 4).
-      const { collectGarbage } = await checkpointGc();
       await collectGarbage(this.options.home, { limits: this.limits, graceMs: 3600_000, skipRecentMs: 3600_000 });
     } catch (error) {
       this.note(error);

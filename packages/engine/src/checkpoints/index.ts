@@ -3,6 +3,8 @@ import type { Config } from '../config/schema.js';
 import type { CheckpointLimits } from './tracker.js';
 
 export * from './checkpoints.js';
+export * from './commands.js';
+export * from './gc.js';
 export * from './log.js';
 export * from './store.js';
 export * from './tracker.js';

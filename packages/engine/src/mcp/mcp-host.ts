@@ -5,7 +5,7 @@
  * round. Nothing here waits for a server.
  */
 import {
-  type McpManager,
+  McpManager,
   type McpServerSpec,
   mergeServers,
   parseMcpServers,
@@ -18,6 +18,7 @@ import { configPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { ExternalTool } from '../external-tools/external-tool.js';
 import { realPath } from '../tools/fence.js';
+import { createMcpTool } from './mcp-tool.js';
 import { mayRunProjectServers } from './project-trust.js';
 
 export interface McpHostOptions {
@@ -88,7 +89,7 @@ export function configuredServers(options: Pick<McpHostOptions, 'home' | 'worksp
   return { servers: mergeServers(home.servers, project), notes, untrusted };
 }
 
-export async function startMcpHost(options: McpHostOptions): Promise<McpHost> {
+export function startMcpHost(options: McpHostOptions): McpHost {
   const { servers, notes } = configuredServers(options);
   if (servers.length === 0) {
     return {
@@ -101,7 +102,38 @@ export async function startMcpHost(options: McpHostOptions): Promise<McpHost> {
       close: async () => undefined,
     };
   }
-  // The client's code loads only when a server is configured (issue 22 item 4).
-  const { liveMcpHost } = await import('./mcp-live-host.js');
-  return liveMcpHost(options, servers, notes);
+  const manager = new McpManager({
+    servers,
+    workspace: options.workspace,
+    env: options.env ?? process.env,
+    ...(options.wrapStdio ? { wrapStdio: options.wrapStdio } : {}),
+    ...(options.onNote ? { onNote: options.onNote } : {}),
+    ...(options.onChange ? { onChange: options.onChange } : {}),
+  });
+  if (options.autoStart !== false) manager.start();
+  const context = { imageInput: options.imageInput };
+  const tools = (): ExternalTool[] => manager.tools().map((tool) => createMcpTool(tool, context));
+  return {
+    manager,
+    servers,
+    notes,
+    tools,
+    facts: (name) => (name.startsWith('mcp__') ? tools().find((tool) => tool.name === name)?.facts : undefined),
+    settle: (limitMs) => {
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, limitMs);
+      });
+      return Promise.race([manager.whenSettled(), limit])
+        .finally(() => clearTimeout(timer))
+        .then(() => {
+          for (const status of manager.status().filter((s) => s.state === 'connecting')) {
+            options.onNote?.(
+              `The MCP server ${status.name} has not come up within ${limitMs / 1000} seconds; the turn starts without it, and its tools join a later round if it does.`,
+            );
+          }
+        });
+    },
+    close: () => manager.close(),
+  };
 }
