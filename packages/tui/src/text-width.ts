@@ -2,10 +2,10 @@
  * Display width of plain text (no escapes). ASCII is measured by length; other text one code
  * point at a time from a small table (wide CJK and emoji take two cells, controls none).
  * Only text with combining marks, joiners, variation selectors or astral characters goes
- * grapheme by grapheme through `string-width`, whose Unicode-property regexes are costly to
- * compile: the first frame never pays for them.
+ * grapheme by grapheme through `grapheme-width.ts` (string-width's rules), whose Unicode-property
+ * regexes are costly to compile and are built on first use: the first frame never pays for them.
  */
-import stringWidth from 'string-width';
+import { clusterWidth } from './grapheme-width.js';
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 // Combining marks, zero-width joiners, variation selectors and surrogates (astral characters).
@@ -82,7 +82,7 @@ export function graphemeWidth(grapheme: string): number {
   if (grapheme.length === 1) return codeWidth(grapheme.charCodeAt(0));
   let width = widths.get(grapheme);
   if (width === undefined) {
-    width = stringWidth(grapheme);
+    width = clusterWidth(grapheme);
     if (widths.size < 4096) widths.set(grapheme, width);
   }
   return width;
