@@ -171,7 +171,8 @@ function lazyContainment(detect: () => Promise<Containment>, onNote: ((text: str
       inner?.close();
     },
     ready: async () => {
-      await resolve();
+      // Never rejects: a sandbox whose set-up failed says so to the command that needs it.
+      await resolve().catch(() => undefined);
       await inner?.ready();
     },
     resolve,
