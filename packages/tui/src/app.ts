@@ -14,7 +14,7 @@ import { sanitizeInput } from './sanitize.js';
 import { encodeInput, type InputEvent, InputDecoder } from './input-decoder.js';
 import type { CtrlCResult, Intents } from './intents.js';
 import { loadMarkdown } from './markdown.js';
-import { loadWidths } from './text-width.js';
+import { onExactWidths } from './text-width.js';
 import { type Frame, Painter } from './painter.js';
 import { approvalKey, isFeedbackKey, renderApproval } from './panels/approval-card.js';
 import { AssistantEntry, ReasoningEntry, ToolEntry, type TranscriptEntry } from './entries.js';
@@ -146,12 +146,15 @@ export class TerminalApp {
       this.requestFrame();
     };
     void loadMarkdown().then(relayout);
-    void loadWidths().then(relayout);
+    this.stopWidthWatch = onExactWidths(relayout);
   }
+
+  private stopWidthWatch: (() => void) | undefined;
 
   /** Stops timers and restores the terminal. */
   stop(): void {
     this.running = false;
+    this.stopWidthWatch?.();
     if (this.frameTimer) clearTimeout(this.frameTimer);
     this.frameTimer = undefined;
     this.stopTicker();

@@ -3,10 +3,10 @@
  * point at a time from a small table (wide CJK and emoji take two cells, controls none).
  * Only text with combining marks, joiners, variation selectors or astral characters goes
  * grapheme by grapheme through `string-width`. Loading it builds a grapheme segmenter and
- * Unicode-set regexes (tens of milliseconds), so it is imported after the first frame
- * (`loadWidths`, like marked in markdown.ts); until then a cluster's width is estimated (two
- * cells for emoji presentation, keycaps and astral pictographs, else its first code point's) and
- * the app lays out again once it is loaded.
+ * Unicode-set regexes (tens of milliseconds), so it is imported only when the first such
+ * cluster is measured, never for a first frame or a session that has none; until it is loaded
+ * a cluster's width is estimated (two cells for emoji presentation, keycaps and astral
+ * pictographs, else its first code point's) and the app lays out again (`onExactWidths`).
  */
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
@@ -24,13 +24,22 @@ const widths = new Map<string, number>();
 let stringWidth: ((text: string) => number) | undefined;
 let loading: Promise<void> | undefined;
 
+const exactListeners = new Set<() => void>();
+
 /** Starts loading string-width (once); resolves when cluster widths are exact. */
 export function loadWidths(): Promise<void> {
   loading ??= import('string-width').then((m) => {
     stringWidth = m.default;
     shortWidths.clear();
+    for (const listener of exactListeners) listener();
   });
   return loading;
+}
+
+/** Calls `listener` when widths estimated so far become exact (what was laid out may change). */
+export function onExactWidths(listener: () => void): () => void {
+  exactListeners.add(listener);
+  return () => exactListeners.delete(listener);
 }
 
 /** Before string-width is loaded: the cells a cluster of several code units most likely takes. */
@@ -104,7 +113,10 @@ export function graphemeWidth(grapheme: string): number {
   if (grapheme.length === 1) return codeWidth(grapheme.charCodeAt(0));
   let width = widths.get(grapheme);
   if (width === undefined) {
-    if (!stringWidth) return estimateWidth(grapheme);
+    if (!stringWidth) {
+      void loadWidths();
+      return estimateWidth(grapheme);
+    }
     width = stringWidth(grapheme);
     if (widths.size < 4096) widths.set(grapheme, width);
   }
