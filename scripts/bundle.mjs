@@ -44,7 +44,10 @@ await build({
   logLevel: 'warning',
 });
 // The cache is named for the bundle's content, so a new build never reads an old build's cache.
-const bundleHash = createHash('sha256').update(readFileSync(`${outdir}/crystal.cjs`)).digest('hex').slice(0, 16);
+const bundleHash = createHash('sha256')
+  .update(readFileSync(`${outdir}/crystal.cjs`))
+  .digest('hex')
+  .slice(0, 16);
 await build({
   entryPoints: [`${root}packages/cli/src/launch.ts`],
   outfile: `${outdir}/launch.cjs`,
