@@ -167,6 +167,11 @@ async function startupFigures(home, cwd, view) {
     max_ms: round(Math.max(...ready)),
     goal_ms: 300,
     met: readyMs < 300,
+    // Issue 22's goal: ready within 1.5x a bare Node process in the same terminal.
+    node_floor_ms: round(floorMs),
+    ratio_to_floor: round(readyMs / floorMs, 2),
+    goal_ratio: 1.5,
+    met_ratio: readyMs / floorMs <= 1.5,
     runs,
   });
 }
