@@ -7,7 +7,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
-import { expect } from 'vitest';
 import { type Config, type ControllerEvent, type ControllerOptions, SessionController } from '../src/index.js';
 
 export interface WireMessage {
@@ -105,10 +104,7 @@ export async function startRig(
   };
 }
 
-export const until = async (predicate: () => boolean): Promise<void> => {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(predicate()).toBe(true);
-};
+export { until } from './helpers.js';
 
 export const task = (id: string, prompt: string, subagent_type?: string) => ({
   id,

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Checkpoints, type Config, type ControllerEvent, SessionController } from '../src/index.js';
+import { until, bashReply as bash } from './helpers.js';
 
 const temp = (p: string) => mkdtempSync(join(tmpdir(), p));
 let fake: FakeProvider | undefined;
@@ -20,12 +21,6 @@ afterEach(async () => {
   await fake?.close();
   fake = undefined;
 });
-
-const until = async (predicate: () => boolean) => {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(predicate()).toBe(true);
-};
-const bash = (command: string): FakeReply => ({ toolCalls: [{ name: 'bash', arguments: { command } }] });
 
 function tree(): string {
   const ws = temp('crystal-deferred-ws-');

@@ -2,9 +2,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
+import { FakeProvider, fakeConfig } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Config, type ControllerEvent, SessionController } from '../src/index.js';
+import { until, bashReply as bash } from './helpers.js';
 
 const temp = (p: string) => mkdtempSync(join(tmpdir(), p));
 let fake: FakeProvider | undefined;
@@ -15,12 +16,6 @@ afterEach(async () => {
   await fake?.close();
   fake = undefined;
 });
-
-const until = async (predicate: () => boolean) => {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(predicate()).toBe(true);
-};
-const bash = (command: string): FakeReply => ({ toolCalls: [{ name: 'bash', arguments: { command } }] });
 
 describe('/redo', () => {
   it('CKPT-3 CKPT-4 /redo takes back /undo and /rewind (files and conversation, last first); a file changed since is asked about; a forced rewind keeps what it overwrote; a new message ends redo', async () => {

@@ -2,7 +2,7 @@
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
+import { FakeProvider, fakeConfig } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ChunkStore,
@@ -13,6 +13,7 @@ import {
   SessionController,
   sha256,
 } from '../src/index.js';
+import { until, bashReply as bash } from './helpers.js';
 
 const temp = (p: string) => mkdtempSync(join(tmpdir(), p));
 
@@ -108,13 +109,6 @@ afterEach(async () => {
   fake = undefined;
   controller = undefined;
 });
-
-const until = async (predicate: () => boolean) => {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(predicate()).toBe(true);
-};
-
-const bash = (command: string): FakeReply => ({ toolCalls: [{ name: 'bash', arguments: { command } }] });
 
 describe('/rewind and /undo through the controller', () => {
   it('CKPT-3 CKPT-4 /rewind lists earlier messages, /undo restores the last turn, a conflict is asked about, chat rewind puts the message back', async () => {

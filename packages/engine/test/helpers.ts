@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolDefinition, ToolInvocationPolicy } from '@crystal/core';
 import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
+import { expect } from 'vitest';
 import type { Clock, Config, EngineEvent } from '../src/index.js';
 import { Session } from '../src/index.js';
 
@@ -84,3 +85,12 @@ export const echoTool: ToolDefinition = {
   parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
   execute: async (input) => `echo: ${(input as { text: string }).text}`,
 };
+
+/** Polls `predicate` every 10 ms (up to 10 s), then asserts it holds. */
+export const until = async (predicate: () => boolean): Promise<void> => {
+  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(predicate()).toBe(true);
+};
+
+/** A model reply that calls bash with `command`. */
+export const bashReply = (command: string): FakeReply => ({ toolCalls: [{ name: 'bash', arguments: { command } }] });

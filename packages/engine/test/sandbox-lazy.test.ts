@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Config, type ControllerEvent, SessionController } from '../src/index.js';
+import { until, bashReply as bash } from './helpers.js';
 
 let fake: FakeProvider | undefined;
 let controller: SessionController | undefined;
@@ -21,11 +22,6 @@ afterEach(async () => {
   await fake?.close();
   fake = undefined;
 });
-
-const until = async (predicate: () => boolean) => {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(predicate()).toBe(true);
-};
 
 /** A CRYSTAL_BWRAP that logs every run (its arguments, one line) and then runs the real bwrap. */
 function loggingBwrap(): { bwrap: string; runs: () => string[] } {
@@ -102,7 +98,6 @@ describe('the sandbox is detected on first use (issue 22 item 4)', () => {
     const broken = join(dir, 'bwrap');
     writeFileSync(broken, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n');
     chmodSync(broken, 0o755);
-    const bash = (command: string): FakeReply => ({ toolCalls: [{ name: 'bash', arguments: { command } }] });
     const { events, send } = await open([{ text: 'talk' }, bash('echo one'), bash('echo two'), { text: 'done' }], broken);
     await send('hello');
     const sandboxNotes = () => events.filter((e) => e.type === 'note' && e.text.startsWith('No OS sandbox'));
