@@ -140,8 +140,19 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
         throw failure;
       }
       if (this.state === 'done') return DONE;
-      if (this.state === 'new') await this.start();
-      else await this.read();
+      if (this.state === 'new') {
+        await this.start();
+        continue;
+      }
+      // The one await of a network read; splitting and decoding it is synchronous (take).
+      let result: IteratorResult<Uint8Array>;
+      try {
+        result = await (this.reader as AsyncIterator<Uint8Array>).next();
+      } catch (error) {
+        this.fail(error);
+        continue;
+      }
+      if (this.take(result)) await this.finish();
     }
   }
 
@@ -165,23 +176,20 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
     this.state = 'reading';
   }
 
-  private async read(): Promise<void> {
+  /** Splits and decodes one read into the queue; true when the stream ended or reached its terminal frame. */
+  private take(result: IteratorResult<Uint8Array>): boolean {
     const frames = this.frames;
     frames.length = 0;
-    let ended = false;
     try {
-      const result = await (this.reader as AsyncIterator<Uint8Array>).next();
-      if (result.done) {
-        ended = true;
-        (this.source as FrameSource<F>).end(frames);
-      } else {
+      if (result.done) (this.source as FrameSource<F>).end(frames);
+      else {
         (this.source as FrameSource<F>).feed(result.value, frames);
         if (frames.length > 0) (this.idle as IdleWatch).progress();
       }
       if (this.signal?.aborted) throw abortError();
     } catch (error) {
       this.fail(error);
-      return;
+      return false;
     }
     const decoder = this.decoder as FrameDecoder<F>;
     if (frames.length > 0) {
@@ -196,10 +204,10 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
       } catch (error) {
         // Events decoded before a mid-stream error still reach the consumer first.
         this.fail(error);
-        return;
+        return false;
       }
     }
-    if (ended || decoder.done) await this.finish();
+    return result.done === true || decoder.done;
   }
 
   /** The stream was read to its end or its terminal frame: hand the connection back, then the closing checks. */
