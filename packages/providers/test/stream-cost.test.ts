@@ -151,6 +151,18 @@ describe('issue 22: the body reader', () => {
     await expect(pending).rejects.toMatchObject({ message: 'Premature close', code: 'ERR_STREAM_PREMATURE_CLOSE' });
   });
 
+  it('issue 22 a body destroyed before it is read rejects at once instead of hanging', async () => {
+    const cut = new Readable({ read() {} });
+    cut.on('error', () => {});
+    cut.destroy(new Error('socket hang up'));
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(bodyReader(cut).next()).rejects.toThrow('socket hang up');
+    const closed = new Readable({ read() {} });
+    closed.destroy();
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(bodyReader(closed).next()).rejects.toThrow('Premature close');
+  });
+
   it('issue 22 return() destroys the body, as the stream iterator did', async () => {
     const stream = new Readable({ read() {} });
     const reader = bodyReader(stream);

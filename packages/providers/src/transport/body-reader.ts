@@ -33,6 +33,10 @@ export function bodyReader(stream: Readable): BodyReader {
   let failure: Error | undefined;
   let waiting: { resolve(result: IteratorResult<Uint8Array>): void; reject(error: Error): void } | undefined;
 
+  // A body that ended or was destroyed before it is read settles at once instead of waiting for events that are gone.
+  if (stream.readableEnded) ended = true;
+  else if (stream.destroyed) failure = stream.errored ?? prematureClose();
+
   const settle = (): void => {
     const wait = waiting;
     if (!wait) return;
