@@ -1,6 +1,7 @@
-// Bundles the CLI with esbuild: a small entry, and each command and provider SDK in its own
-// chunk loaded by import() only when used (fast `crystal --version`).
+// Bundles the CLI with esbuild: one CommonJS bundle the bin compiles with V8's code cache
+// (launch.cjs), and `--version`/`--help` in a file of their own (fast-path.cjs).
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
@@ -16,26 +17,46 @@ try {
 }
 const outdir = `${root}packages/cli/dist`;
 rmSync(outdir, { recursive: true, force: true });
+// One CommonJS file, compiled with V8's code cache by the bin (packages/cli/src/launch.ts; issue 22
+// item 4). Modules imported with import() still run only when first imported: esbuild wraps each
+// lazily imported module, so `run` evaluates no terminal or Web code.
 await build({
-  entryPoints: { crystal: `${root}packages/cli/src/main.ts` },
-  outdir,
+  entryPoints: [`${root}packages/cli/src/main.ts`],
+  outfile: `${outdir}/crystal.cjs`,
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   minify: true,
   sourcemap: 'linked',
   conditions: ['source'],
-  chunkNames: 'chunks/[name]-[hash]',
-  define: { CRYSTAL_VERSION: JSON.stringify(pkg.version), CRYSTAL_COMMIT: JSON.stringify(commit) },
-  banner: {
-    js: "import { createRequire as __crystalRequire } from 'node:module'; const require = __crystalRequire(import.meta.url);",
+  define: {
+    CRYSTAL_VERSION: JSON.stringify(pkg.version),
+    CRYSTAL_COMMIT: JSON.stringify(commit),
+    // The Web host finds its app next to the bundle (packages/web/src/app-files.ts).
+    'import.meta.url': '__crystalBundleUrl',
   },
+  banner: { js: "var __crystalBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   // Native addons stay outside the bundle and load from node_modules when first used.
   external: ['sharp'],
   // jsonc-parser's `main` is a UMD build that require()s its parts at run time; bundle its ESM build.
   alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+  logLevel: 'warning',
+});
+// The cache is named for the bundle's content, so a new build never reads an old build's cache.
+const bundleHash = createHash('sha256')
+  .update(readFileSync(`${outdir}/crystal.cjs`))
+  .digest('hex')
+  .slice(0, 16);
+await build({
+  entryPoints: [`${root}packages/cli/src/launch.ts`],
+  outfile: `${outdir}/launch.cjs`,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  define: { CRYSTAL_BUNDLE_HASH: JSON.stringify(bundleHash) },
   logLevel: 'warning',
 });
 // `--version`/`--help` in CommonJS for the bin, which requires it before any ES module loads (issue 22 item 4).
@@ -52,6 +73,6 @@ await build({
   logLevel: 'warning',
 });
 await (await import('../packages/web/build-app.mjs')).buildApp();
-// The packed CLI carries the browser app next to its chunks, where the bundled web host looks
+// The packed CLI carries the browser app next to its bundle, where the bundled web host looks
 // first (packages/web/src/app-files.ts), so an installed `crystal web` needs no other package.
-cpSync(`${root}packages/web/dist/app`, `${outdir}/chunks/app`, { recursive: true });
+cpSync(`${root}packages/web/dist/app`, `${outdir}/app`, { recursive: true });

@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 // CommonJS (bin/package.json): `--version` and `--help` are answered by one small CommonJS file
-// before any ES module loads, since starting the ES module loader alone costs a Node start about
-// a third more (issue 22 item 4). Every other command imports the bundle; Node 22.1+ keeps its
-// compiled code between starts (Node 20 has no compile cache and skips this).
+// before anything else loads (issue 22 item 4). Every other command runs the one CommonJS bundle,
+// compiled with V8's code cache (dist/launch.cjs says where it is kept and why it is safe).
 'use strict';
 
-if (!require('../dist/fast-path.cjs').answerFast(process.argv.slice(2))) {
-  require('node:module').enableCompileCache?.();
-  import('../dist/crystal.js');
+const argv = process.argv.slice(2);
+if (!require('../dist/fast-path.cjs').answerFast(argv)) {
+  require('../dist/launch.cjs').launch(require('node:path').join(__dirname, '..', 'dist', 'crystal.cjs'), argv);
 }

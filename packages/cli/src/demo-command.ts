@@ -5,7 +5,7 @@
  * a read, an edit that asks for approval, and a streamed Markdown answer with a table.
  * Afterwards it stops the server and removes both folders (unless `--keep`).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -78,7 +78,6 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
   const root = mkdtempSync(join(tmpdir(), 'crystal-demo-'));
   const home = join(root, 'home');
   const workspace = join(root, 'workspace');
-  const { mkdirSync } = await import('node:fs');
   mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(workspace, { recursive: true });
   writeFileSync(join(workspace, 'greet.js'), GREET);

@@ -2,7 +2,16 @@
  * The real `crystal` binary in a pseudo-terminal (node-pty), its output read through a real
  * terminal emulator (@xterm/headless): keys in, screen out.
  */
-import { crystalBin, FakeProvider, type FakeReply, fakeConfig, type TempHome, tempDir, tempHome } from '@crystal/testkit';
+import {
+  crystalBin,
+  FakeProvider,
+  type FakeReply,
+  fakeConfig,
+  type TempHome,
+  tempDir,
+  tempHome,
+  testCompileCache,
+} from '@crystal/testkit';
 import xterm from '@xterm/headless';
 import * as pty from 'node-pty';
 
@@ -69,6 +78,7 @@ export class PtySession {
     env.TERM = 'xterm-256color';
     env.HOME = options.home;
     env.CRYSTAL_HOME = options.home;
+    env.CRYSTAL_COMPILE_CACHE = testCompileCache();
     for (const [key, value] of Object.entries(options.env ?? {})) {
       if (value === undefined) delete env[key];
       else env[key] = value;

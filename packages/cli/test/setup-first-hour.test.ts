@@ -337,9 +337,10 @@ describe('crystal demo', () => {
   it('SETUP-4 demo --run stopped by SIGTERM still stops the server and removes its folders', async () => {
     const tmp = tempDir('crystal-demo-tmp-');
     const { spawn } = await import('node:child_process');
-    const { crystalBin } = await import('@crystal/testkit');
+    const { crystalBin, testCompileCache } = await import('@crystal/testkit');
     const child = spawn(process.execPath, [crystalBin, 'demo', '--run'], {
-      env: { PATH: process.env.PATH ?? '', HOME: tmp, TMPDIR: tmp },
+      // The bin's code cache is kept apart (by default it would go to HOME/.cache).
+      env: { PATH: process.env.PATH ?? '', HOME: tmp, TMPDIR: tmp, CRYSTAL_COMPILE_CACHE: testCompileCache() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

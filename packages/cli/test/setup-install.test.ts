@@ -61,8 +61,9 @@ describe('install (SETUP-1)', () => {
     const [packed] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
     const files = packed.files.map((f) => f.path);
     expect(files).toContain('bin/crystal.js');
-    expect(files).toContain('dist/crystal.js');
-    expect(files).toContain('dist/chunks/app/index.html');
+    expect(files).toContain('dist/crystal.cjs');
+    expect(files).toContain('dist/launch.cjs');
+    expect(files).toContain('dist/app/index.html');
     expect(files.filter((f) => /(^|\/)(test|src)\/|\.test\.|\.map$|tsconfig/.test(f))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(repoRoot, 'packages/cli/package.json'), 'utf8'));
     expect(manifest.private).toBeUndefined();

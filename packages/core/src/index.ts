@@ -4,3 +4,4 @@ export * from './provider-error.js';
 export * from './client.js';
 export * from './tools.js';
 export * from './limits.js';
+export * from './import-outside.js';

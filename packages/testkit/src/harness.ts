@@ -21,6 +21,17 @@ export function tempDir(prefix = 'crystal-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * One compile-cache folder (packages/cli/src/launch.ts) for the starts of the binary in one test
+ * file: each test has its own temporary HOME, where the cache would be empty at every start.
+ * mkdtemp makes it 0700, as the loader requires. A test may set CRYSTAL_COMPILE_CACHE itself.
+ */
+let compileCache: string | undefined;
+export function testCompileCache(): string {
+  compileCache ??= tempDir('crystal-compile-cache-');
+  return compileCache;
+}
+
 export function tempHome(config?: unknown): TempHome {
   const path = tempDir('crystal-home-');
   const home: TempHome = {
@@ -78,6 +89,7 @@ export function runCrystal(args: readonly string[], options: RunOptions = {}): P
   for (const key of ['PATH', 'LANG', 'TERM', 'SYSTEMROOT']) if (process.env[key]) env[key] = process.env[key] as string;
   env.HOME = options.home ?? tempDir('crystal-nohome-');
   if (options.home) env.CRYSTAL_HOME = options.home;
+  env.CRYSTAL_COMPILE_CACHE = testCompileCache();
   for (const [key, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[key];
     else env[key] = value;

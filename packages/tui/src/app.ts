@@ -14,6 +14,7 @@ import { sanitizeInput } from './sanitize.js';
 import { encodeInput, type InputEvent, InputDecoder } from './input-decoder.js';
 import type { CtrlCResult, Intents } from './intents.js';
 import { loadMarkdown } from './markdown.js';
+import { onExactWidths } from './text-width.js';
 import { type Frame, Painter } from './painter.js';
 import { approvalKey, isFeedbackKey, renderApproval } from './panels/approval-card.js';
 import { AssistantEntry, ReasoningEntry, ToolEntry, type TranscriptEntry } from './entries.js';
@@ -139,16 +140,21 @@ export class TerminalApp {
     else this.painter.enter(this.title);
     this.render();
     if (this.events.length > 0) void this.drain();
-    void loadMarkdown().then(() => {
+    const relayout = (): void => {
       this.transcript.invalidate();
       invalidateSidePanel();
       this.requestFrame();
-    });
+    };
+    void loadMarkdown().then(relayout);
+    this.stopWidthWatch = onExactWidths(relayout);
   }
+
+  private stopWidthWatch: (() => void) | undefined;
 
   /** Stops timers and restores the terminal. */
   stop(): void {
     this.running = false;
+    this.stopWidthWatch?.();
     if (this.frameTimer) clearTimeout(this.frameTimer);
     this.frameTimer = undefined;
     this.stopTicker();

@@ -2,10 +2,12 @@
  * Display width of plain text (no escapes). ASCII is measured by length; other text one code
  * point at a time from a small table (wide CJK and emoji take two cells, controls none).
  * Only text with combining marks, joiners, variation selectors or astral characters goes
- * grapheme by grapheme through `string-width`, whose Unicode-property regexes are costly to
- * compile: the first frame never pays for them.
+ * grapheme by grapheme through `string-width`. Loading it builds a grapheme segmenter and
+ * Unicode-set regexes (tens of milliseconds), so it is imported only when the first such
+ * cluster is measured, never for a first frame or a session that has none; until it is loaded
+ * a cluster's width is estimated (two cells for emoji presentation, keycaps and astral
+ * pictographs, else its first code point's) and the app lays out again (`onExactWidths`).
  */
-import stringWidth from 'string-width';
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 // Combining marks, zero-width joiners, variation selectors and surrogates (astral characters).
@@ -19,6 +21,35 @@ const COMPLEX = new RegExp(
 
 let segmenter: Intl.Segmenter | undefined;
 const widths = new Map<string, number>();
+let stringWidth: ((text: string) => number) | undefined;
+let loading: Promise<void> | undefined;
+
+const exactListeners = new Set<() => void>();
+
+/** Starts loading string-width (once); resolves when cluster widths are exact. */
+export function loadWidths(): Promise<void> {
+  loading ??= import('string-width').then((m) => {
+    stringWidth = m.default;
+    shortWidths.clear();
+    for (const listener of exactListeners) listener();
+  });
+  return loading;
+}
+
+/** Calls `listener` when widths estimated so far become exact (what was laid out may change). */
+export function onExactWidths(listener: () => void): () => void {
+  exactListeners.add(listener);
+  return () => exactListeners.delete(listener);
+}
+
+/** Before string-width is loaded: the cells a cluster of several code units most likely takes. */
+function estimateWidth(grapheme: string): number {
+  if (grapheme.includes('\ufe0f') || grapheme.includes('\u20e3')) return 2;
+  const first = grapheme.codePointAt(0) ?? 0;
+  if (first <= 0xffff) return codeWidth(first);
+  // Emoji, regional indicators and pictographs; CJK extension planes.
+  return (first >= 0x1f000 && first <= 0x1faff) || (first >= 0x20000 && first <= 0x3fffd) ? 2 : 1;
+}
 
 export function isPlainAscii(text: string): boolean {
   return PRINTABLE_ASCII.test(text);
@@ -82,6 +113,10 @@ export function graphemeWidth(grapheme: string): number {
   if (grapheme.length === 1) return codeWidth(grapheme.charCodeAt(0));
   let width = widths.get(grapheme);
   if (width === undefined) {
+    if (!stringWidth) {
+      void loadWidths();
+      return estimateWidth(grapheme);
+    }
     width = stringWidth(grapheme);
     if (widths.size < 4096) widths.set(grapheme, width);
   }
@@ -116,6 +151,6 @@ export function textWidth(text: string): number {
   }
   let width = 0;
   for (const g of segments(text)) width += graphemeWidth(g);
-  if (short && shortWidths.size < 4096) shortWidths.set(text, width);
+  if (short && stringWidth && shortWidths.size < 4096) shortWidths.set(text, width);
   return width;
 }

@@ -4,7 +4,8 @@
  * ever reaches the file system, and there is no directory listing (WEBX-3).
  *
  * The folder is found from this module (`src/` under vitest, `dist/` after `tsc`) or, when
- * esbuild has bundled this module into `packages/cli/dist/chunks/`, by walking up from the
+ * esbuild has bundled this module into `packages/cli/dist/crystal.cjs` (the app is copied to
+ * `packages/cli/dist/app/`), by walking up from the
  * bundle and from the started script to a folder holding `packages/web/dist/app/index.html`
  * (the repository) or `node_modules/@crystal/web/dist/app/index.html` (an installed package).
  */

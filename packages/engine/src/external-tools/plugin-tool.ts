@@ -10,7 +10,7 @@
 import { promises as fs } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ImagePart, ToolContext, ToolOutput, ToolResultContent } from '@crystal/core';
+import { type ImagePart, importOutside, type ToolContext, type ToolOutput, type ToolResultContent } from '@crystal/core';
 import { mayRunProjectCode } from '../trust.js';
 import type { ToolSet } from './discover.js';
 import { acceptsImages, CANCELLED_TOOL_TEXT, type ExternalTool, type ExternalToolContext, timeoutText } from './external-tool.js';
@@ -74,7 +74,7 @@ async function importDefinitions(set: PluginSet): Promise<PluginToolDefinition[]
   const url = `${pathToFileURL(file).href}?mtime=${stat.mtimeMs}`;
   let module: Record<string, unknown>;
   try {
-    module = (await import(url)) as Record<string, unknown>;
+    module = await importOutside(url);
   } catch (error) {
     throw new PluginLoadProblem(`module: ${file} cannot be loaded (${(error as Error).message})`);
   }

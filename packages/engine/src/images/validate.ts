@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
+import { importOutside } from '@crystal/core';
 import { formatBytes, formatPixels, type ImageLimits } from './limits.js';
 
 export type ImageMime = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
@@ -150,7 +151,7 @@ let sharpModule: Promise<SharpFactory> | undefined;
 
 /** sharp is native and heavy: loaded on first use only, so start-up without images never pays for it. */
 export function loadSharp(): Promise<SharpFactory> {
-  sharpModule ??= import('sharp').then((m) => m.default);
+  sharpModule ??= importOutside<{ default: SharpFactory }>('sharp').then((m) => m.default);
   return sharpModule;
 }
 

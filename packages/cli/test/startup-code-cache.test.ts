@@ -1,0 +1,122 @@
+/**
+ * Start-up (issue 22 item 4): the bin compiles the one CommonJS bundle with V8's code cache
+ * (packages/cli/src/launch.ts). Proved on the real bin and the real bundle: the cache a first
+ * start writes is read by the next, a damaged one is replaced, and — since V8 checks a cache
+ * against the source's length only, so a planted cache runs its author's code — a cache is read
+ * only from a folder and file that no one but this user can write.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crystalBin, runCrystal, tempDir } from '@crystal/testkit';
+import { describe, expect, it } from 'vitest';
+
+const bundle = join(crystalBin, '../../dist/crystal.cjs');
+
+/** An unknown command: it loads and runs the bundle (kind "other"), which refuses it with exit 1. */
+async function start(env: Record<string, string | undefined>, home?: string) {
+  const result = await runCrystal(['no-such-command'], { env, ...(home ? { home } : {}) });
+  expect(result.stderr).toBe("crystal: unknown command 'no-such-command'. Run 'crystal --help' for the commands.\n");
+  expect(result.code).toBe(1);
+  return result;
+}
+
+function cacheFiles(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.v8')) : [];
+}
+
+/**
+ * A cache an attacker made: the code of `evil` padded to the bundle's wrapped length, compiled
+ * by a plain node, its data written where the loader looks. V8 accepts it for the real bundle.
+ */
+function plantEvilCache(file: string, marker: string): void {
+  const script = `
+    const { Script } = require('node:vm');
+    const Module = require('node:module');
+    const real = Module.wrap(require('node:fs').readFileSync(${JSON.stringify(bundle)}, 'utf8'));
+    let evil = Module.wrap(${JSON.stringify(`process.stdout.write(${JSON.stringify(marker)}); process.exit(0);`)});
+    evil = evil.slice(0, -4) + ' '.repeat(real.length - evil.length) + evil.slice(-4);
+    if (evil.length !== real.length) throw new Error('length');
+    require('node:fs').writeFileSync(${JSON.stringify(file)}, new Script(evil, { filename: ${JSON.stringify(bundle)} }).createCachedData());
+  `;
+  const made = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  expect(made.stderr).toBe('');
+  expect(made.status).toBe(0);
+}
+
+describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
+  it('issue 22 item 4 the first start writes a private cache (0700 folder, 0600 file) and the next start reads it without rewriting', async () => {
+    const dir = join(tempDir('crystal-cc-'), 'compile');
+    await start({ CRYSTAL_COMPILE_CACHE: dir });
+    const [name] = cacheFiles(dir);
+    expect(name).toMatch(/^[0-9a-f]{16}-v\d+\.\d+\.\d+-\w+-other\.v8$/);
+    const file = join(dir, name as string);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const before = statSync(file);
+    // V8 took the data: a refused cache would be written again (a new file renamed over it).
+    await start({ CRYSTAL_COMPILE_CACHE: dir });
+    const after = statSync(file);
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+    expect(cacheFiles(dir)).toEqual([name]);
+  });
+
+  it('issue 22 item 4 the cache lives in ~/.cache/crystal/compile by default (XDG_CACHE_HOME when set), and CRYSTAL_COMPILE_CACHE=off writes none', async () => {
+    const home = tempDir('crystal-cc-home-');
+    await start({ CRYSTAL_COMPILE_CACHE: 'off' }, home);
+    expect(existsSync(join(home, '.cache'))).toBe(false);
+    await start({ CRYSTAL_COMPILE_CACHE: undefined, XDG_CACHE_HOME: undefined }, home);
+    expect(cacheFiles(join(home, '.cache', 'crystal', 'compile'))).toHaveLength(1);
+    const xdg = tempDir('crystal-cc-xdg-');
+    await start({ CRYSTAL_COMPILE_CACHE: undefined, XDG_CACHE_HOME: xdg }, home);
+    expect(cacheFiles(join(xdg, 'crystal', 'compile'))).toHaveLength(1);
+  });
+
+  it('issue 22 item 4 a damaged cache is refused by V8: the command runs from source and the file is replaced', async () => {
+    const dir = join(tempDir('crystal-cc-'), 'compile');
+    await start({ CRYSTAL_COMPILE_CACHE: dir });
+    const [name] = cacheFiles(dir);
+    const file = join(dir, name as string);
+    const good = readFileSync(file);
+    writeFileSync(file, Buffer.alloc(good.length, 7), { mode: 0o600 });
+    await start({ CRYSTAL_COMPILE_CACHE: dir });
+    expect(readFileSync(file).equals(Buffer.alloc(good.length, 7))).toBe(false);
+    await start({ CRYSTAL_COMPILE_CACHE: dir });
+  });
+
+  it('issue 22 item 4 a planted cache in a folder others can write is never read (in our own folder the same file would run)', async () => {
+    // The hazard is real: in a folder only we can write, V8 runs the planted code.
+    const ours = join(tempDir('crystal-cc-'), 'compile');
+    await start({ CRYSTAL_COMPILE_CACHE: ours });
+    const [name] = cacheFiles(ours);
+    plantEvilCache(join(ours, name as string), 'PLANTED');
+    const ran = await runCrystal(['no-such-command'], { env: { CRYSTAL_COMPILE_CACHE: ours } });
+    expect(ran.stdout).toBe('PLANTED');
+
+    for (const mode of [0o777, 0o775, 0o1777]) {
+      const shared = join(tempDir('crystal-cc-'), 'compile');
+      mkdirSync(shared);
+      chmodSync(shared, mode);
+      plantEvilCache(join(shared, name as string), 'PLANTED');
+      const planted = readFileSync(join(shared, name as string));
+      await start({ CRYSTAL_COMPILE_CACHE: shared });
+      // Not read (the command ran its own code) and not written (the folder is not ours alone).
+      expect(readFileSync(join(shared, name as string)).equals(planted)).toBe(true);
+    }
+
+    // A file others can write, in our own folder, is not read either.
+    const folder = join(tempDir('crystal-cc-'), 'compile');
+    mkdirSync(folder, { mode: 0o700 });
+    plantEvilCache(join(folder, name as string), 'PLANTED');
+    chmodSync(join(folder, name as string), 0o666);
+    await start({ CRYSTAL_COMPILE_CACHE: folder });
+  });
+
+  it('issue 22 item 4 a cache folder that cannot be made (a file in its place) costs nothing but the cache', async () => {
+    const blocker = join(tempDir('crystal-cc-'), 'not-a-folder');
+    writeFileSync(blocker, 'x');
+    await start({ CRYSTAL_COMPILE_CACHE: join(blocker, 'compile') });
+    expect(readFileSync(blocker, 'utf8')).toBe('x');
+  });
+});
