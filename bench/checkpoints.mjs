@@ -63,6 +63,8 @@ try {
   t = now();
   await checkpoints.beforeTurn(1, 'first', []);
   const turnMs = now() - t;
+  // The first capture starts with the first tool call that may change files (issue 22 item 4).
+  checkpoints.toolCallStreaming('bash');
   await checkpoints.settled();
   const firstMs = now() - t;
   printFigure({

@@ -80,9 +80,10 @@ describe('first capture', () => {
     const names = Array.from({ length: 600 }, (_, i) => `f${String(i).padStart(3, '0')}.txt`);
     for (const [i, n] of names.entries()) writeFileSync(join(ws, n), body(i));
     fake = await FakeProvider.start({
-      // Turn 1's answer never comes before the kill: the capture runs beside a waiting turn.
+      // Turn 1's bash call starts to stream and stalls: the first capture (started by the call,
+      // issue 22 item 4) runs beside a waiting turn, and the kill comes before the call ends.
       replies: [
-        { text: 'late', delayMs: 120_000 },
+        { toolCalls: [{ name: 'bash', arguments: { command: 'true' } }], stallAfter: 2 },
         { toolCalls: [{ name: 'write', arguments: { path: 'f000.txt', contents: 'overwritten\n' } }] },
         { text: 'done' },
       ],

@@ -1,9 +1,9 @@
 /**
  * Start-up (issue 22 item 4), proved without timing:
- * - `crystal run` does not wait for the sandbox probe before it opens the session; the two
- *   overlap. The `bwrap` the probe runs (CRYSTAL_BWRAP) is a script that answers only once the
- *   session has taken its lock, and records whether it saw the lock (a bounded wait, so a
- *   sequential start still finishes).
+ * - `crystal run` does not wait for the sandbox probe before it opens the session: the probe
+ *   runs on the first command only (a turn that runs none starts no bwrap). The `bwrap` the
+ *   probe runs (CRYSTAL_BWRAP) is a script that records each run and whether the session had
+ *   taken its lock by then (a bounded wait, so a sequential start still finishes).
  * - nothing on the way to the first request formats a number through Intl (the first
  *   `toLocaleString` loads ICU's number data: 20 ms or more): a preloaded probe records every call.
  */
@@ -18,8 +18,11 @@ afterEach(async () => {
 });
 
 describe('CLI-2 crystal run start-up (issue 22 item 4)', () => {
-  it('CLI-2 crystal run opens the session (takes its lock) while the sandbox probe is still running', async () => {
-    const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
+  it('CLI-2 crystal run opens the session (takes its lock) before any sandbox probe: a turn without a command probes nothing, the first bash call probes', async () => {
+    const fake = await FakeProvider.start({
+      replies: [{ text: 'done' }, { toolCalls: [{ name: 'bash', arguments: { command: 'echo hi' } }] }, { text: 'ran it' }],
+      whenExhausted: 'error',
+    });
     cleanups.push(() => fake.close());
     const home = tempHome(fakeConfig(fake.baseUri));
     cleanups.push(() => home.dispose());
@@ -43,8 +46,16 @@ describe('CLI-2 crystal run start-up (issue 22 item 4)', () => {
     const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: { CRYSTAL_BWRAP: bwrap } });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed' });
-    // The probe ran, found no working sandbox (the script fails it), and saw the session's lock meanwhile.
-    expect(readFileSync(marks, 'utf8').split('\n')[0]).toBe('lock-seen');
+    // Issue 22 item 4: the turn ran no command, so no bwrap was started at all.
+    expect(existsSync(marks)).toBe(false);
+    const withBash = await runCrystal(['run', '--approval', 'full', '--format', 'json', 'run it'], {
+      home: home.path,
+      env: { CRYSTAL_BWRAP: bwrap },
+    });
+    expect(withBash.code).toBe(0);
+    expect(JSON.parse(withBash.stdout)).toMatchObject({ stopReason: 'completed' });
+    // The probe ran at the bash call (a sized run, then a plain one: the script fails both) with the lock there.
+    expect(readFileSync(marks, 'utf8').trim().split('\n')).toEqual(['lock-seen', 'lock-seen']);
   }, 30_000);
 
   it('CLI-2 crystal run runs its turn without Intl number formatting (no ICU number data loaded on the way to the first request)', async () => {

@@ -19,8 +19,9 @@ import { homedir, totalmem } from 'node:os';
 import { delimiter, join } from 'node:path';
 import {
   credentialPaths,
-  detectSandbox,
   explainRefusal,
+  findSandbox,
+  probeSandbox,
   protectedWorkspacePaths,
   type SandboxAvailability,
   type ProxyBridge,
@@ -70,6 +71,13 @@ export interface Containment {
    * proxy (until then a proxied command starts a bridge of its own). Never rejects.
    */
   ready(): Promise<void>;
+  /**
+   * Detects the sandbox (issue 22 item 4: the bwrap probe runs on first use, not at start):
+   * resolves once `sandboxed`, `description` and `wrap` may be used. Every caller that starts a
+   * process awaits it first; reading those before it throws (never an unsandboxed run by
+   * mistake). Idempotent; rejects only when the sandbox's set-up (its network proxy) fails.
+   */
+  resolve(): Promise<void>;
 }
 
 export interface ContainmentOptions {
@@ -80,6 +88,8 @@ export interface ContainmentOptions {
   readonly platform?: NodeJS.Platform;
   /** Asks the operator whether a sandboxed command may reach a host not on the allow list. */
   readonly askHost?: (host: string, signal: AbortSignal) => Promise<boolean>;
+  /** A note found only when the sandbox is detected (the bwrap probe failed, no socat to filter with). */
+  readonly onNote?: (text: string) => void;
 }
 
 export interface SandboxSettings {
@@ -109,16 +119,72 @@ export async function createContainment(options: ContainmentOptions): Promise<Co
       'The OS sandbox is off ("sandbox": "off" in config.json): shell commands and exec tools run with your permissions; the approval asks stay.',
     );
   }
-  const found: SandboxAvailability = await detectSandbox({
-    env,
-    ...(options.platform ? { platform: options.platform } : {}),
-  });
-  if (!found.available) {
-    return unsandboxed(
-      `unavailable (${found.reason})`,
-      `No OS sandbox: ${found.reason}. Shell commands and exec tools run with your permissions; the approval asks stay.`,
-    );
-  }
+  // SBX-2: what needs no process (platform, CRYSTAL_BWRAP, bwrap on PATH) is told at start.
+  const candidate = findSandbox({ env, ...(options.platform ? { platform: options.platform } : {}) });
+  if (!('bwrap' in candidate)) return noSandbox(candidate.reason);
+  // The probe (a bwrap run) and the network proxy wait for the first command (issue 22 item 4).
+  return lazyContainment(async () => {
+    const found = await probeSandbox(candidate.bwrap);
+    return found.available ? sandboxed(options, settings, env, found) : noSandbox(found.reason);
+  }, options.onNote);
+}
+
+function noSandbox(reason: string): Containment {
+  return unsandboxed(
+    `unavailable (${reason})`,
+    `No OS sandbox: ${reason}. Shell commands and exec tools run with your permissions; the approval asks stay.`,
+  );
+}
+
+/** A containment whose detection runs on the first `resolve()`; its note is told then. */
+function lazyContainment(detect: () => Promise<Containment>, onNote: ((text: string) => void) | undefined): Containment {
+  let inner: Containment | undefined;
+  let detecting: Promise<void> | undefined;
+  let closed = false;
+  const resolve = (): Promise<void> => {
+    detecting ??= detect().then((found) => {
+      inner = found;
+      if (closed) found.close();
+      if (found.note) onNote?.(found.note);
+    });
+    return detecting;
+  };
+  const known = (): Containment => {
+    if (!inner) throw new Error('The OS sandbox was used before it was detected: await containment.resolve() first.');
+    return inner;
+  };
+  return {
+    get sandboxed() {
+      return known().sandboxed;
+    },
+    get description() {
+      return known().description;
+    },
+    get note() {
+      return inner?.note;
+    },
+    wrap: (request) => known().wrap(request),
+    explain: (output, command) => known().explain(output, command),
+    grantNetwork: (callId) => known().grantNetwork(callId),
+    close: () => {
+      closed = true;
+      inner?.close();
+    },
+    ready: async () => {
+      // Never rejects: a sandbox whose set-up failed says so to the command that needs it.
+      await resolve().catch(() => undefined);
+      await inner?.ready();
+    },
+    resolve,
+  };
+}
+
+async function sandboxed(
+  options: ContainmentOptions,
+  settings: SandboxSettings,
+  env: NodeJS.ProcessEnv,
+  found: SandboxAvailability & { available: true },
+): Promise<Containment> {
   const bwrap = found.bwrap;
   const userHome = env.HOME || homedir();
   const paths = homePaths(options.home);
@@ -177,6 +243,7 @@ export async function createContainment(options: ContainmentOptions): Promise<Co
     },
     close: () => net.close(),
     ready: () => net.ready,
+    resolve: () => Promise.resolve(),
   };
 }
 
@@ -318,5 +385,6 @@ function unsandboxed(description: string, note: string): Containment {
     grantNetwork: () => undefined,
     close: () => undefined,
     ready: () => Promise.resolve(),
+    resolve: () => Promise.resolve(),
   };
 }

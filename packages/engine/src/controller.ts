@@ -134,6 +134,8 @@ export class SessionController {
   private readonly listeners = new Set<ControllerListener>();
   private queueItems: QueueItem[] = [];
   private nextId = 1;
+  /** Report-only commands, one after another (runCommand never rejects). */
+  private reportChain: Promise<void> = Promise.resolve();
   private current: Activity = 'idle';
   private running: Promise<void> | undefined;
   private unsubscribe: () => void;
@@ -597,7 +599,9 @@ export class SessionController {
     const busy = this.current !== 'idle';
     switch (parsed.spec.phase) {
       case 'report':
-        this.track(this.runCommand(parsed));
+        // Outputs in the order typed, though one may wait (`/status` detects the sandbox first).
+        this.reportChain = this.reportChain.then(() => this.runCommand(parsed));
+        this.track(this.reportChain);
         return;
       case 'side':
         if (parsed.argument === '') this.emit({ type: 'side-open', thread: [...this.sideThread] });
@@ -898,6 +902,8 @@ export class SessionController {
       case 'help':
         return { kind: 'text', title: 'Help', text: helpText(customCommandSpecs(discoverCommands(this.places()))) };
       case 'status':
+        // SBX-3: the sandbox state is detected when first shown (issue 22 item 4).
+        await this.tools?.containment.resolve();
         return { kind: 'text', title: 'Status', text: this.statusText() };
       case 'stats':
         return { kind: 'text', title: 'Stats', text: this.statsText() };

@@ -487,7 +487,8 @@ export class Session {
           appendToArchive(this.state, closed);
           this.state.pendingApprovals = [];
         }
-        await this.checkpoints?.beforeTurn(this.state.userTurns + 1, text, this.state.context.slice(1));
+        // CKPT-1: recorded in the background; the turn's batches and its end wait for it.
+        void this.checkpoints?.beforeTurn(this.state.userTurns + 1, text, this.state.context.slice(1));
         const user = userMessage(text);
         this.state.context.push(user);
         appendToArchive(this.state, user);
@@ -542,7 +543,10 @@ export class Session {
           ...(resumeBatch ? { resumeBatch } : {}),
           adoptToolResults: (results) => this.adoptToolResults(results),
           ...(this.checkpoints
-            ? { aroundBatch: (calls, run) => (this.checkpoints as Checkpoints).aroundBatch(this.state.userTurns, calls, run) }
+            ? {
+                aroundBatch: (calls, run) => (this.checkpoints as Checkpoints).aroundBatch(this.state.userTurns, calls, run),
+                onToolCallStreaming: (name) => this.checkpoints?.toolCallStreaming(name),
+              }
             : {}),
           onRoundRefused: async (error) => this.refuseImages(error),
           compactBeforeRound: async (lastReported, signal) => {

@@ -70,6 +70,8 @@ export interface TurnInput {
    * and never run twice. Then the turn goes on with the next model round.
    */
   readonly resumeBatch?: { readonly calls: readonly ParsedToolCall[]; readonly rerun: ReadonlySet<string> };
+  /** CKPT-1: a tool call began to stream (its name, once the wire gave it): checkpoints may start their first walk. */
+  readonly onToolCallStreaming?: (name: string) => void;
   /** CKPT-1: wraps every tool batch (checkpoints scan the files before and after it). */
   readonly aroundBatch?: (calls: readonly ParsedToolCall[], run: () => Promise<ToolResultPart[]>) => Promise<ToolResultPart[]>;
 }
@@ -460,6 +462,7 @@ async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }
         reasoning.push({ text: '' });
         break;
       case 'tool-call-delta':
+        if (event.name) input.onToolCallStreaming?.(event.name);
         input.publish({
           type: 'tool-call-delta',
           index: event.index,
@@ -468,6 +471,7 @@ async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }
         });
         break;
       case 'tool-call':
+        input.onToolCallStreaming?.(event.name);
         calls.push({
           id: event.id,
           name: event.name,

@@ -32,7 +32,7 @@ import { catalogFor, createBuiltinTools, type Mode, WORK_TOOLS } from './tools/c
 import type { ProjectCodeTrust } from './trust.js';
 import { createImageTools, imageModelClient, multimodalToolsFor } from './tools/image-tools.js';
 import type { StdioWrapper } from '@crystal/mcp';
-import { type McpHost, startMcpHost } from './mcp/index.js';
+import { configuredServers, type McpHost, startMcpHost } from './mcp/index.js';
 
 export interface WorkspaceToolOptions {
   readonly home: string;
@@ -112,6 +112,7 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     ...(options.platform ? { platform: options.platform } : {}),
     // A host off the allow list asks the operator through the approval policy (made below).
     ...(options.askApproval ? { askHost: (host: string, signal: AbortSignal) => policy.askHost(host, signal) } : {}),
+    ...(options.onNote ? { onNote: options.onNote } : {}),
   });
   // SEC-4: the tools open only the final path the policy checked for the call.
   const checkedPath = (callId: string): string | undefined => policy.checkedPath(callId);
@@ -148,6 +149,9 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
       WORK_TOOLS,
     );
   }
+  // SBX-1 / MCP-2: a project's stdio servers start in the sandbox, which is detected first.
+  if (!options.wrapMcpStdio && configuredServers(options).servers.some((server) => server.source === 'project'))
+    await containment.resolve();
   const mcp = startMcpHost({
     home: options.home,
     workspace: options.workspace,
@@ -197,7 +201,10 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
     externalTool: (name) => externalFacts(name) ?? mcp.facts(name),
     ...(skillsOn ? { skillRoots: () => discoverSkills(skillPlaces).roots } : {}),
     sandbox: {
-      covers: (tool) => containment.sandboxed && spawns(tool),
+      covers: (tool) => spawns(tool) && containment.sandboxed,
+      prepare: async (tool) => {
+        if (spawns(tool)) await containment.resolve();
+      },
       cardLine: (tool) =>
         spawns(tool) ? `${containment.sandboxed ? 'Sandboxed' : 'Not sandboxed'}: ${containment.description}` : undefined,
       grantNetwork: (callId) => containment.grantNetwork(callId),
@@ -205,11 +212,22 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
   });
   // HOOK-1: config.json hooks always; the project's only when trust.ts mayRunProjectCode says so.
   const hooks = loadHooks({ home: options.home, workspace: options.workspace, hooks: options.config.hooks, projectCode });
-  // SBX-1: a project's hooks are project code and run in the OS sandbox like bash, when it is on.
-  const contain = containment.sandboxed
-    ? (argv: readonly [string, ...string[]], childEnv: NodeJS.ProcessEnv) =>
-        containment.wrap({ argv, cwd: options.workspace, env: childEnv })
-    : undefined;
+  // SBX-1: a project's hooks are project code and run in the OS sandbox like bash, when it is on;
+  // with any configured, the sandbox is detected now (SessionStart runs at open).
+  const projectHooks = [
+    hooks.preToolUse,
+    hooks.postToolUse,
+    hooks.sessionStart,
+    hooks.userPromptSubmit,
+    hooks.stop,
+    hooks.preCompact,
+  ].some((list) => list.some((hook) => hook.project));
+  if (projectHooks) await containment.resolve();
+  const contain =
+    projectHooks && containment.sandboxed
+      ? (argv: readonly [string, ...string[]], childEnv: NodeJS.ProcessEnv) =>
+          containment.wrap({ argv, cwd: options.workspace, env: childEnv })
+      : undefined;
   // SEC-6: hooks get the scrubbed child environment like every other child (no provider keys).
   const hookContext = { workspace: options.workspace, sessionId: options.sessionId, onNote: options.onNote, env, contain };
   const lifecycle = createLifecycleHooks(hooks, {
@@ -256,10 +274,10 @@ export async function assembleWorkspaceTools(options: WorkspaceToolOptions): Pro
 
 /** The stdio hook that starts the project's (`.mcp.json`) servers in the sandbox; Home's run as configured. */
 function sandboxedProjectServers(containment: Containment): { wrapStdio?: StdioWrapper } {
-  if (!containment.sandboxed) return {};
   return {
     wrapStdio: (launch, spec) => {
-      if (spec.source !== 'project') return launch;
+      // Home's servers run as configured; with project servers the sandbox was detected at assembly.
+      if (spec.source !== 'project' || !containment.sandboxed) return launch;
       const wrapped = containment.wrap({ argv: [launch.command, ...launch.args], cwd: launch.cwd, env: { ...launch.env } });
       if (!wrapped) return launch;
       const env: Record<string, string> = {};

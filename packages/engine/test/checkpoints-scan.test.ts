@@ -25,6 +25,8 @@ describe('checkpoint scans', () => {
     writeFileSync(join(ws, 'src', 'deep', 'keep.ts'), 'keep\n');
     const ck = new Checkpoints({ home, workspace: ws, sessionId: 'scan' });
     await ck.beforeTurn(1, 'one', []);
+    // The first walk starts with the turn's first tool call that may change files (issue 22 item 4).
+    ck.toolCallStreaming('bash');
     await ck.settled();
     expect(ck.tracker.counts.walks).toBe(1);
 

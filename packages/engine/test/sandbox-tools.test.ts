@@ -54,6 +54,8 @@ async function tools(f: Fixture, config: Partial<Config> = {}, extra: Partial<Wo
     },
     ...extra,
   });
+  // The sandbox is detected on first use (issue 22 item 4); these tests read its state first.
+  await assembled.containment.resolve();
   const executor = new ToolExecutor({ tools: assembled.tools(), policy: assembled.policy, mapException: assembled.mapException });
   let n = 0;
   const call = async (name: string, input: Record<string, unknown>, signal = new AbortController().signal) => {
@@ -409,6 +411,7 @@ describe('SBX-3 approval and status know the sandbox', () => {
       sessionId: () => 's',
       imageInput: () => false,
     });
+    await assembled.containment.resolve();
     expect(assembled.containment.description).toBe(
       'workspace-write (bubblewrap), network through the sandbox proxy (allowed: 127.0.0.1; other hosts refused)',
     );

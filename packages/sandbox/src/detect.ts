@@ -25,30 +25,44 @@ export interface DetectOptions {
 const probes = new Map<string, Promise<SandboxAvailability>>();
 
 export function detectSandbox(options: DetectOptions = {}): Promise<SandboxAvailability> {
+  const found = findSandbox(options);
+  return 'bwrap' in found ? probeSandbox(found.bwrap) : Promise.resolve(found);
+}
+
+/**
+ * What can be told without starting a process (issue 22 item 4): not Linux, `CRYSTAL_BWRAP`
+ * empty or not an executable, no `bwrap` on PATH (each with its reason); otherwise the bwrap
+ * binary that `probeSandbox` must still try.
+ */
+export function findSandbox(
+  options: DetectOptions = {},
+): { readonly bwrap: string } | (SandboxAvailability & { available: false }) {
   const env = options.env ?? process.env;
   const platform = options.platform ?? process.platform;
   if (platform !== 'linux') {
-    return Promise.resolve({
-      available: false,
-      reason: `the OS sandbox needs Linux with bubblewrap; this is ${platform}`,
-    });
+    return { available: false, reason: `the OS sandbox needs Linux with bubblewrap; this is ${platform}` };
   }
   const override = env.CRYSTAL_BWRAP;
   if (override !== undefined) {
-    if (override === '') return Promise.resolve({ available: false, reason: 'CRYSTAL_BWRAP is set to an empty value' });
+    if (override === '') return { available: false, reason: 'CRYSTAL_BWRAP is set to an empty value' };
     if (!isExecutable(override)) {
-      return Promise.resolve({ available: false, reason: `CRYSTAL_BWRAP names ${override}, which is not an executable file` });
+      return { available: false, reason: `CRYSTAL_BWRAP names ${override}, which is not an executable file` };
     }
-    return probeOnce(override);
+    return { bwrap: override };
   }
   const found = onPath('bwrap', env.PATH ?? '');
   if (!found) {
-    return Promise.resolve({
+    return {
       available: false,
       reason: 'bubblewrap (bwrap) is not installed; install the bubblewrap package to sandbox shell commands',
-    });
+    };
   }
-  return probeOnce(found);
+  return { bwrap: found };
+}
+
+/** Runs `bwrap` once (per binary and process) to learn whether it can create a sandbox here. */
+export function probeSandbox(bwrap: string): Promise<SandboxAvailability> {
+  return probeOnce(bwrap);
 }
 
 function probeOnce(bwrap: string): Promise<SandboxAvailability> {

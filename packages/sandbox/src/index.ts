@@ -17,7 +17,7 @@
  * `detectSandbox()` still reports unavailable and the asks stay.
  */
 export { type ProxyBridge, type ProxyBridgeOptions, startProxyBridge } from './bridge.js';
-export { type DetectOptions, detectSandbox, type SandboxAvailability } from './detect.js';
+export { type DetectOptions, detectSandbox, findSandbox, probeSandbox, type SandboxAvailability } from './detect.js';
 export { credentialPaths, protectedWorkspacePaths, type SandboxPolicy, userStartupPaths } from './policy.js';
 export { type NetworkProxy, type NetworkProxyOptions, PROXY_PORT, type ProxyConnection, startNetworkProxy } from './proxy.js';
 export { explainRefusal, type RefusalHints } from './refusal.js';

@@ -265,6 +265,8 @@ export function createApprovalPolicy(options: ApprovalPolicyOptions): ApprovalPo
     async decide(call: ParsedToolCall, signal: AbortSignal): Promise<PolicyDecision> {
       // 1. Plan offers no edit, write or bash, and the policy rejects them as well.
       if (options.plan() && PLAN_REJECTED_TOOLS.has(call.name)) return decided({ call, allowed: false, by: 'plan' });
+      // SBX-3: whether the sandbox covers the call is known from here on.
+      await options.sandbox?.prepare?.(call.name);
       const classification = classifyCall(call);
       const facts = options.externalTool?.(call.name);
       // 2. Auto-pass by mode.

@@ -15,6 +15,8 @@ export interface SandboxFacts {
   cardLine(tool: string): string | undefined;
   /** The operator approved a Network call: it runs with the network. */
   grantNetwork(callId: string): void;
+  /** Detects the sandbox before a call of this tool is decided (it runs on first use; issue 22 item 4). */
+  prepare?(tool: string): Promise<void>;
 }
 
 /** `full` mode with the sandbox on: a Privileged command the sandbox contains passes without asking. */

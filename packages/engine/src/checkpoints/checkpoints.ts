@@ -2,9 +2,12 @@
  * Checkpoints of one session (CKPT-1..6): taken before every user turn and around every tool
  * batch, rewound by `/rewind`, `/undo` and `crystal rewind`.
  *
- * Capture. Before the first turn the whole workspace is walked once and every file's content
- * is stored (chunked, deduplicated: a second session on the same tree reads only what changed,
- * thanks to the persisted stat index). Around a batch:
+ * Capture. The whole workspace is walked once per session and every file's content is stored
+ * (chunked, deduplicated: a second session on the same tree reads only what changed, thanks to
+ * the persisted stat index). The walk starts with the first tool call that may change files
+ * (when it begins to stream, or at its batch), not at the turn: a turn that only talks walks
+ * nothing (issue 22 item 4). Until a tool runs the model changes no file, so the tree the walk
+ * finds is the tree as the turn began. Around a batch:
  * - `edit`/`write` (and read-only tools): the named paths are stat-ed before and after — the
  *   tool says which file it changes, so an unchanged tree costs nothing;
  * - anything else (`bash`, exec tools, MCP, unknown tools): a stat walk before and after, and
@@ -159,7 +162,7 @@ export class Checkpoints {
   readonly limits: CheckpointLimits;
   private log: CheckpointLog | undefined;
   private loaded = false;
-  private indexLoaded = false;
+  private indexLoaded: Promise<void> | undefined;
   private failedNote = false;
   readonly workspace: string;
 
@@ -213,14 +216,16 @@ export class Checkpoints {
     });
   }
 
-  private async ensureIndex(): Promise<void> {
-    if (this.indexLoaded) return;
-    this.indexLoaded = true;
-    try {
-      this.tracker.loadJson(JSON.parse(await fs.readFile(this.indexPath, 'utf8')));
-    } catch {
-      // No index yet: the first walk reads every file.
-    }
+  /** Loads the persisted stat index once, before the first scan (every caller waits for the one read). */
+  private ensureIndex(): Promise<void> {
+    this.indexLoaded ??= fs
+      .readFile(this.indexPath, 'utf8')
+      .then(
+        (text) => this.tracker.loadJson(JSON.parse(text)),
+        () => undefined, // No index yet: the first walk reads every file.
+      )
+      .catch(() => undefined);
+    return this.indexLoaded;
   }
 
   /**
@@ -234,24 +239,27 @@ export class Checkpoints {
     await writeFileAtomic(this.indexPath, JSON.stringify(this.tracker.toJson()), 0o600);
   }
 
-  /** CKPT-1: the checkpoint before user turn `turn`: files as they are now, and the model context. */
-  async beforeTurn(turn: number, text: string, context: readonly ChatMessage[]): Promise<void> {
-    await this.pending;
+  /**
+   * CKPT-1: the checkpoint before user turn `turn`: the model context, as a turn record. It is
+   * written in the background (issue 22 item 4: the first request does not wait for it); every
+   * batch, rewind, flush and stop waits for it first.
+   */
+  beforeTurn(turn: number, text: string, context: readonly ChatMessage[]): Promise<void> {
+    const at = new Date().toISOString();
+    const recorded = this.pending.then(() => this.recordTurn(turn, text, context, at));
+    this.pending = recorded;
+    return recorded;
+  }
+
+  private async recordTurn(turn: number, text: string, context: readonly ChatMessage[], at: string): Promise<void> {
     try {
       await this.finishJournal();
-      await this.ensureIndex();
-      this.baseline ??= this.firstCapture();
+      // Issue 22 item 4: the first capture (a walk of the whole workspace) waits for the turn's
+      // first tool call (`toolCallStreaming`, `aroundBatch`): a turn that only talks needs none of it.
       this.autoPrune ??= this.pruneDaily();
       const log = await this.records();
       const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))));
-      const record: TurnRecord = {
-        seq: this.nextSeq(log),
-        kind: 'turn',
-        turn,
-        at: new Date().toISOString(),
-        text,
-        context: contextHash,
-      };
+      const record: TurnRecord = { seq: this.nextSeq(log), kind: 'turn', turn, at, text, context: contextHash };
       log.records.push(record);
       await this.saveLog(log);
     } catch (error) {
@@ -270,18 +278,35 @@ export class Checkpoints {
    * (store.ts). The stat index is saved every 10 s meanwhile, so a session that ends (or
    * is killed) before it finishes leaves the next one less to read.
    */
-  private firstCapture(): Promise<void> {
-    const walked = this.tracker.scanAll({ statOnly: true }).then(
-      () => undefined,
-      (error: unknown) => this.note(error),
-    );
+  private startFirstCapture(): void {
+    if (this.baseline) return;
+    // After the capture of the last batch (a walk racing it could take its change for the tree's
+    // first state), with the persisted stat index loaded first.
+    const walked = this.pending
+      .then(() => this.ensureIndex())
+      .then(() => this.tracker.scanAll({ statOnly: true }))
+      .then(
+        () => undefined,
+        (error: unknown) => this.note(error),
+      );
     this.walked = walked;
-    return walked
+    this.baseline = walked
       .then(() => this.tracker.fillPending(this.stopping.signal, () => this.persistIndex()))
       .then(() => this.persistIndex())
       .catch((error: unknown) => {
         if (!this.stopping.signal.aborted) this.note(error);
       });
+  }
+
+  /**
+   * A tool call of this turn began to stream (its name when the wire gave it): the first capture
+   * starts now, so its walk overlaps the rest of the model's answer. A tool that names its file
+   * (`edit`, `write`) or changes none needs no walk, and does not start it.
+   */
+  toolCallStreaming(name?: string): void {
+    if (this.baseline) return;
+    if (name !== undefined && (READ_ONLY.has(name) || PATH_TOOLS.has(name))) return;
+    this.startFirstCapture();
   }
 
   /**
@@ -376,9 +401,15 @@ export class Checkpoints {
       paths = await this.scopeOf(calls);
       await this.ensureIndex();
       if (paths === 'all') {
+        this.startFirstCapture();
         await this.firstCaptureBound();
         await this.tracker.scanAll();
-      } else if (paths.length > 0) await this.tracker.scanPaths(paths);
+      } else if (paths.length > 0) {
+        // A first walk under way (started when a call streamed) is let finish: the stat it takes
+        // of a file this batch changes must not replace the copy read just before the change.
+        await this.walked;
+        await this.tracker.scanPaths(paths);
+      }
     } catch (error) {
       this.note(error);
       paths = undefined;
@@ -653,6 +684,8 @@ export class Checkpoints {
       }
     }
     await this.saveLog(log);
+    // The persisted index first: the scan below must not leave an index of these files only.
+    await this.ensureIndex();
     await this.tracker.scanPaths(journal.targets.map((t) => t.path)).catch(() => undefined);
     await fs.rm(this.journalPath, { force: true });
   }

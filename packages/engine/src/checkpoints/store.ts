@@ -36,15 +36,21 @@ export const MAX_CHUNK = 64 * 1024;
 /** 13 high bits of the gear hash: a cut every 8 KiB on average. */
 const CUT_MASK = 0xfff80000;
 
-const GEAR: Uint32Array = (() => {
+let gearTable: Uint32Array | undefined;
+
+/** The gear hash's table: 256 hashes, made on the first chunked file, not when the module loads (issue 22 item 4). */
+function gear(): Uint32Array {
+  if (gearTable) return gearTable;
   const table = new Uint32Array(256);
   for (let i = 0; i < 256; i++) table[i] = createHash('sha256').update(`crystal-gear-${i}`).digest().readUInt32BE(0);
+  gearTable = table;
   return table;
-})();
+}
 
 /** Content-defined chunk boundaries of `bytes` (end offsets). */
 export function chunkBoundaries(bytes: Uint8Array): number[] {
   const ends: number[] = [];
+  const GEAR = gear();
   let start = 0;
   const n = bytes.length;
   while (start < n) {

@@ -432,6 +432,8 @@ export class WorkspaceTracker {
     }
     if (unchanged(known, stat) && (known?.state || !options.fill)) return undefined;
     if (options.statOnly) {
+      // A copy read by an earlier batch with this very stat is kept (racy, it is read again by the next pass).
+      if (known?.state && sameStat(known, stat)) return undefined;
       this.entries.set(path, {
         size: stat.size,
         mtimeMs: stat.mtimeMs,

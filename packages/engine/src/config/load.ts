@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { keyLines, lineOfPath, parseJson } from './json-locate.js';
 import { deepestIssue, type Issue } from '../zod-issues.js';
-import { type Config, configSchema } from './schema.js';
+import { type Config, configSchemaFor } from './schema.js';
 import { STARTER_PROVIDERS } from '../catalog.js';
 import { unknownKeyWarnings } from './unknown-keys.js';
 
@@ -50,6 +50,7 @@ export function parseConfigText(text: string, file: string): Config {
   if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) {
     throw new ConfigError(file, undefined, 1, 'expected a JSON object at the top level.');
   }
+  const configSchema = configSchemaFor(parsed.value);
   const result = configSchema.safeParse(parsed.value);
   if (result.success) {
     checkNewProviders(result.data, text, file);

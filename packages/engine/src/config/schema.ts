@@ -95,94 +95,131 @@ export const sandboxSchema = z.union([
   }),
 ]);
 
-export const configSchema = z.object({
-  provider: z.optional(z.string()),
-  model: z.optional(z.string()),
-  thinkingEffort: z.optional(effort),
+/**
+ * The sections of `config.json`, each built on first use (issue 22 item 4: building every
+ * section's schema costs start-up time, and a config uses a few of them).
+ */
+const configSections = {
+  provider: () => z.optional(z.string()),
+  model: () => z.optional(z.string()),
+  thinkingEffort: () => z.optional(effort),
   /** Legacy `autoedit` is edit; `fullreview` and `full-review` are audit (reference §2.2). */
-  approval: z.optional(
-    z.pipe(
-      z.enum(['default', 'edit', 'review', 'audit', 'full', 'autoedit', 'fullreview', 'full-review']),
-      z.transform((v) => (v === 'autoedit' ? 'edit' : v === 'fullreview' || v === 'full-review' ? 'audit' : v)),
+  approval: () =>
+    z.optional(
+      z.pipe(
+        z.enum(['default', 'edit', 'review', 'audit', 'full', 'autoedit', 'fullreview', 'full-review']),
+        z.transform((v) => (v === 'autoedit' ? 'edit' : v === 'fullreview' || v === 'full-review' ? 'audit' : v)),
+      ),
     ),
-  ),
   /** REV-2: the reviewer's own model; omitted or `enabled: false` means the session model reviews. */
-  approvalModel: z.optional(
-    z.object({
-      enabled: z.optional(z.boolean()),
-      provider: z.optional(z.string()),
-      model: z.optional(z.string()),
-      thinkingEffort: z.optional(effort),
-    }),
-  ),
+  approvalModel: () =>
+    z.optional(
+      z.object({
+        enabled: z.optional(z.boolean()),
+        provider: z.optional(z.string()),
+        model: z.optional(z.string()),
+        thinkingEffort: z.optional(effort),
+      }),
+    ),
   /** REV-3: auto-pass cards (default true); the ask card is always shown. */
-  verboseApprovals: z.optional(z.boolean()),
-  providers: z.optional(
-    z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'provider names use letters, digits, - and _')), providerEntrySchema),
-  ),
-  retry: z.optional(
-    z.object({
-      maxRetries: z.optional(z.int().check(z.minimum(0), upTo(100, ' retries'))),
-      baseDelaySeconds: z.optional(z.number().check(z.positive(), upTo(3600, ' seconds'))),
-      backoffFactor: z.optional(z.number().check(z.minimum(1), upTo(100))),
-      jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
-      maxDelaySeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
-      /** REL-5: stream idle, connect and first-byte timeouts; REL-6: the longest Retry-After honoured. */
-      idleTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
-      connectTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
-      firstByteTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
-      maxRetryAfterSeconds: z.optional(z.number().check(z.minimum(0), z.maximum(2147483, TIMER_MAX))),
-    }),
-  ),
-  executionBudget: z.optional(executionBudgetSchema),
-  bashTimeoutSeconds: z.optional(z.union([positiveInt().check(z.maximum(2147483, TIMER_MAX)), z.null(), z.literal('unlimited')])),
-  imageModel: z.optional(z.object({ provider: z.string(), model: z.string(), thinkingEffort: z.optional(effort) })),
-  images: z.optional(
-    z.object({
-      maxImageBytes: z.optional(positiveInt().check(upTo(1024 ** 3, ' bytes (1 GiB)'))),
-      maxPixels: z.optional(positiveInt().check(upTo(1_000_000_000, ' pixels'))),
-      maxImagesPerMessage: z.optional(positiveInt().check(upTo(1000, ' images'))),
-      maxBatchBytes: z.optional(positiveInt().check(upTo(4 * 1024 ** 3, ' bytes (4 GiB)'))),
-    }),
-  ),
+  verboseApprovals: () => z.optional(z.boolean()),
+  providers: () =>
+    z.optional(
+      z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'provider names use letters, digits, - and _')), providerEntrySchema),
+    ),
+  retry: () =>
+    z.optional(
+      z.object({
+        maxRetries: z.optional(z.int().check(z.minimum(0), upTo(100, ' retries'))),
+        baseDelaySeconds: z.optional(z.number().check(z.positive(), upTo(3600, ' seconds'))),
+        backoffFactor: z.optional(z.number().check(z.minimum(1), upTo(100))),
+        jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
+        maxDelaySeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+        /** REL-5: stream idle, connect and first-byte timeouts; REL-6: the longest Retry-After honoured. */
+        idleTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+        connectTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+        firstByteTimeoutSeconds: z.optional(z.number().check(z.positive(), z.maximum(2147483, TIMER_MAX))),
+        maxRetryAfterSeconds: z.optional(z.number().check(z.minimum(0), z.maximum(2147483, TIMER_MAX))),
+      }),
+    ),
+  executionBudget: () => z.optional(executionBudgetSchema),
+  bashTimeoutSeconds: () =>
+    z.optional(z.union([positiveInt().check(z.maximum(2147483, TIMER_MAX)), z.null(), z.literal('unlimited')])),
+  imageModel: () => z.optional(z.object({ provider: z.string(), model: z.string(), thinkingEffort: z.optional(effort) })),
+  images: () =>
+    z.optional(
+      z.object({
+        maxImageBytes: z.optional(positiveInt().check(upTo(1024 ** 3, ' bytes (1 GiB)'))),
+        maxPixels: z.optional(positiveInt().check(upTo(1_000_000_000, ' pixels'))),
+        maxImagesPerMessage: z.optional(positiveInt().check(upTo(1000, ' images'))),
+        maxBatchBytes: z.optional(positiveInt().check(upTo(4 * 1024 ** 3, ' bytes (4 GiB)'))),
+      }),
+    ),
   /** Extra certificate authorities (PEM) for provider HTTPS, added to the defaults; relative to Home. */
-  caFile: z.optional(z.string().check(z.minLength(1))),
-  compactionThreshold: z.optional(z.number().check(z.gt(0), z.maximum(1))),
+  caFile: () => z.optional(z.string().check(z.minLength(1))),
+  compactionThreshold: () => z.optional(z.number().check(z.gt(0), z.maximum(1))),
   /** CKPT-2: checkpoints of the files each turn changes (limits in bytes). */
-  checkpoints: z.optional(
-    z.object({
-      enabled: z.optional(z.boolean()),
-      maxFileBytes: z.optional(positiveInt()),
-      maxBinaryBytes: z.optional(positiveInt()),
-      sessionCapBytes: z.optional(positiveInt()),
-      globalCapBytes: z.optional(positiveInt()),
-    }),
-  ),
+  checkpoints: () =>
+    z.optional(
+      z.object({
+        enabled: z.optional(z.boolean()),
+        maxFileBytes: z.optional(positiveInt()),
+        maxBinaryBytes: z.optional(positiveInt()),
+        sessionCapBytes: z.optional(positiveInt()),
+        globalCapBytes: z.optional(positiveInt()),
+      }),
+    ),
   /** Ask before entering an untrusted workspace in the interactive surfaces (default true). */
-  workspaceTrust: z.optional(z.boolean()),
+  workspaceTrust: () => z.optional(z.boolean()),
   /** MCP servers in Claude Code's format (MCP-2); each entry is checked by `@crystal/mcp`, a bad one is skipped with a note. */
-  mcpServers: z.optional(z.record(z.string(), z.unknown())),
+  mcpServers: () => z.optional(z.record(z.string(), z.unknown())),
   /** SBX-1: the OS sandbox for bash and exec tools. */
-  sandbox: z.optional(sandboxSchema),
+  sandbox: () => z.optional(sandboxSchema),
   /** SEC-6: variables children get although they look like secrets (`pass`). */
-  shellEnvironment: z.optional(z.object({ pass: z.optional(z.array(z.string().check(z.minLength(1)))) })),
+  shellEnvironment: () => z.optional(z.object({ pass: z.optional(z.array(z.string().check(z.minLength(1)))) })),
   /** The interactive terminal view (TUIX-8): `inline` (default) or `fullscreen`. */
-  terminalView: z.optional(z.enum(['inline', 'fullscreen'])),
+  terminalView: () => z.optional(z.enum(['inline', 'fullscreen'])),
   /** Skills: the `skill` tool, the guidance and the skill-tree auto-pass (SKILL-1; default true). */
-  skills: z.optional(z.boolean()),
+  skills: () => z.optional(z.boolean()),
   /** Sub-agents (AGENT-1..4): the `task` tool, parallel children per batch, the explore agent's model. */
-  agents: z.optional(
-    z.object({
-      enabled: z.optional(z.boolean()),
-      maxParallel: z.optional(positiveInt().check(upTo(64, ' agents'))),
-      explore: z.optional(z.object({ model: z.optional(z.string().check(z.minLength(1))) })),
-    }),
-  ),
+  agents: () =>
+    z.optional(
+      z.object({
+        enabled: z.optional(z.boolean()),
+        maxParallel: z.optional(positiveInt().check(upTo(64, ' agents'))),
+        explore: z.optional(z.object({ model: z.optional(z.string().check(z.minLength(1))) })),
+      }),
+    ),
   /** Hooks in Claude Code's shape (HOOK-1): `{ "PreToolUse": [{ "matcher", "hooks": [{ "type": "command", "command", "timeout" }] }] }`. */
-  hooks: z.optional(z.record(z.string(), z.unknown())),
-});
+  hooks: () => z.optional(z.record(z.string(), z.unknown())),
+};
 
-export type Config = z.output<typeof configSchema>;
+type ConfigShape = { [K in keyof typeof configSections]: ReturnType<(typeof configSections)[K]> };
+const builtSections: Partial<ConfigShape> = {};
+/** Stands for each section a config does not have (never parses anything: the key is absent). */
+let absentSection: z.ZodMiniOptional<z.ZodMiniUnknown> | undefined;
+
+/**
+ * The schema for one config value: its own sections fully, every other known key by a shared
+ * placeholder, so the known keys (REL-12: unknown keys and their nearest known key) are all there.
+ */
+export function configSchemaFor(value: unknown): z.ZodMiniObject<ConfigShape> {
+  const present = value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  absentSection ??= z.optional(z.unknown());
+  const shape: Record<string, z.ZodMiniType> = {};
+  for (const key of Object.keys(configSections) as Array<keyof ConfigShape>) {
+    if (present[key] === undefined) {
+      shape[key] = absentSection;
+      continue;
+    }
+    const built = builtSections[key] ?? configSections[key]();
+    (builtSections as Record<string, z.ZodMiniType>)[key] = built;
+    shape[key] = built;
+  }
+  return z.object(shape) as unknown as z.ZodMiniObject<ConfigShape>;
+}
+
+export type Config = z.output<z.ZodMiniObject<ConfigShape>>;
 export type SandboxConfig = z.output<typeof sandboxSchema>;
 export type ProviderConfig = z.output<typeof providerSchema>;
 export type ProviderEntry = z.output<typeof providerEntrySchema>;

@@ -54,6 +54,8 @@ async function runExecTool(
   const args = [...prefix, ...flagsOf(spec.argv, fenced)];
   const seconds = set.manifest.timeoutSeconds;
   let contained: ContainedCommand | undefined;
+  // SBX-1: the sandbox is detected on the first command (issue 22 item 4).
+  await context.containment?.resolve();
   const containment = context.containment?.sandboxed ? context.containment : undefined;
   const result = await runArgv(executableOf(program, set.dir), args, {
     cwd: context.workspace,

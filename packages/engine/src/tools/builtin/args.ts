@@ -6,7 +6,23 @@ import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 
-z.config(en());
+let localeSet = false;
+
+/**
+ * A schema built on its first use, not when the module loads (issue 22 item 4: building every
+ * tool's schema costs start-up time the first request does not need).
+ */
+export function lazySchema<T>(build: () => z.ZodMiniType<T>): () => z.ZodMiniType<T> {
+  let schema: z.ZodMiniType<T> | undefined;
+  return () => {
+    if (!localeSet) {
+      z.config(en());
+      localeSet = true;
+    }
+    schema ??= build();
+    return schema;
+  };
+}
 
 interface Issue {
   readonly code?: string;

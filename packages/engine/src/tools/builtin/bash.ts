@@ -12,7 +12,7 @@ import { constants } from 'node:os';
 import type { ToolDefinition } from '@crystal/core';
 import type { ContainedCommand } from '../../containment.js';
 import { runInProcessGroup } from '../process-group.js';
-import { parseArgs } from './args.js';
+import { lazySchema, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import type { ToolHost } from './host.js';
@@ -21,10 +21,12 @@ import { capOutput, HeadTailCollector } from './output-cap.js';
 export const BASH_HEAD_CHARS = 40_000;
 export const BASH_TAIL_CHARS = 40_000;
 
-const schema = z.object({
-  command: z.string().check(z.minLength(1)),
-  timeout: z.optional(z.number().check(z.positive())),
-});
+const schema = lazySchema(() =>
+  z.object({
+    command: z.string().check(z.minLength(1)),
+    timeout: z.optional(z.number().check(z.positive())),
+  }),
+);
 
 export function bashTool(host: ToolHost): ToolDefinition {
   return {
@@ -45,7 +47,7 @@ export function bashTool(host: ToolHost): ToolDefinition {
       additionalProperties: false,
     },
     async execute(input, { signal, callId }) {
-      const args = parseArgs('bash', schema, input);
+      const args = parseArgs('bash', schema(), input);
       const timeoutMs = effectiveTimeout(host.bashTimeoutMs, args.timeout);
       const collector = new HeadTailCollector(
         BASH_HEAD_CHARS,
@@ -53,6 +55,8 @@ export function bashTool(host: ToolHost): ToolDefinition {
         `the output cap keeps the first ${BASH_HEAD_CHARS} and the last ${BASH_TAIL_CHARS} characters`,
       );
       let contained: ContainedCommand | undefined;
+      // SBX-1: the sandbox is detected on the first command (issue 22 item 4).
+      await host.containment?.resolve();
       const result = await runInProcessGroup(shellCommand(args.command), {
         cwd: host.workspace,
         timeoutMs,

@@ -6,7 +6,7 @@
  */
 import type { ToolDefinition } from '@crystal/core';
 import { checkedTarget, readChecked } from '../safe-open.js';
-import { parseArgs } from './args.js';
+import { lazySchema, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import { diffPreview, writeKeepingMode } from './file-write.js';
@@ -14,12 +14,14 @@ import type { ToolHost } from './host.js';
 import { capOutput } from './output-cap.js';
 import { BINARY_REFUSAL } from './read.js';
 
-const schema = z.object({
-  path: z.string().check(z.minLength(1)),
-  old_string: z.string(),
-  new_string: z.string(),
-  replace_all: z.optional(z.boolean()),
-});
+const schema = lazySchema(() =>
+  z.object({
+    path: z.string().check(z.minLength(1)),
+    old_string: z.string(),
+    new_string: z.string(),
+    replace_all: z.optional(z.boolean()),
+  }),
+);
 
 const BOM = '\uFEFF';
 
@@ -40,7 +42,7 @@ export function editTool(host: ToolHost): ToolDefinition {
       additionalProperties: false,
     },
     async execute(input, context) {
-      const args = parseArgs('edit', schema, input);
+      const args = parseArgs('edit', schema(), input);
       if (args.old_string === '') throw new ToolFailure('old_string cannot be empty.');
       if (args.old_string === args.new_string) throw new ToolFailure('old_string and new_string are identical.');
       const verdict = checkedTarget(host, args.path, context?.callId);

@@ -1,6 +1,6 @@
 /** `glob` (TOOLS-2): files whose path matches a pattern, up to 1,000 per page, through rg or the walker. */
 import type { ToolDefinition } from '@crystal/core';
-import { optionalNonNegativeInt, parseArgs } from './args.js';
+import { lazySchema, optionalNonNegativeInt, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { listFileBatches, pathFilter } from './file-list.js';
 import type { ToolHost } from './host.js';
@@ -9,12 +9,14 @@ import { PAGE_MAX, pageOfBatches, pagingNote } from './paging.js';
 import { ripgrepFor } from './ripgrep.js';
 import { displayOf, searchScope } from './walker.js';
 
-const schema = z.object({
-  pattern: z.string().check(z.minLength(1)),
-  path: z.optional(z.string()),
-  offset: optionalNonNegativeInt(),
-  limit: z.optional(z.int().check(z.minimum(1), z.maximum(PAGE_MAX))),
-});
+const schema = lazySchema(() =>
+  z.object({
+    pattern: z.string().check(z.minLength(1)),
+    path: z.optional(z.string()),
+    offset: optionalNonNegativeInt(),
+    limit: z.optional(z.int().check(z.minimum(1), z.maximum(PAGE_MAX))),
+  }),
+);
 
 export function globTool(host: ToolHost): ToolDefinition {
   return {
@@ -34,7 +36,7 @@ export function globTool(host: ToolHost): ToolDefinition {
     },
     async execute(input, context) {
       const { signal } = context;
-      const args = parseArgs('glob', schema, input);
+      const args = parseArgs('glob', schema(), input);
       const scope = await searchScope(host, args.path, context?.callId);
       const offset = args.offset ?? 0;
       const filter = await pathFilter(args.pattern);

@@ -11,7 +11,7 @@ import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
 import { readFileForSearch, readSmallFileSync } from '../safe-open.js';
-import { parseArgs } from './args.js';
+import { lazySchema, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { type PathFilter, pathFilter } from './file-list.js';
 import type { ToolHost } from './host.js';
@@ -25,11 +25,13 @@ export const GREP_MAX_FILE_BYTES = 8 * 1024 * 1024;
 const BINARY_PROBE_BYTES = 8 * 1024;
 const LINE_SHOWN_MAX = 2000;
 
-const schema = z.object({
-  pattern: z.string().check(z.minLength(1)),
-  path: z.optional(z.string()),
-  glob: z.optional(z.string().check(z.minLength(1))),
-});
+const schema = lazySchema(() =>
+  z.object({
+    pattern: z.string().check(z.minLength(1)),
+    path: z.optional(z.string()),
+    glob: z.optional(z.string().check(z.minLength(1))),
+  }),
+);
 
 export interface GrepMatch {
   readonly absolute: string;
@@ -57,7 +59,7 @@ export function grepTool(host: ToolHost): ToolDefinition {
     },
     async execute(input, context) {
       const { signal } = context;
-      const args = parseArgs('grep', schema, input);
+      const args = parseArgs('grep', schema(), input);
       const compiled = compilePattern(args.pattern);
       const scope = await searchScope(host, args.path, context.callId);
       const filter = args.glob === undefined ? undefined : await pathFilter(args.glob);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ToolDefinition } from '@crystal/core';
 import { isCredentialPath } from '../fence.js';
 import { readDirChecked, SWAPPED_TEXT } from '../safe-open.js';
-import { optionalNonNegativeInt, parseArgs } from './args.js';
+import { lazySchema, optionalNonNegativeInt, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import type { ToolHost } from './host.js';
@@ -16,11 +16,13 @@ import { capOutput } from './output-cap.js';
 import { PAGE_MAX, pagingNote } from './paging.js';
 import { compareNames, isSkippedDir, searchScope } from './walker.js';
 
-const schema = z.object({
-  path: z.optional(z.string()),
-  offset: optionalNonNegativeInt(),
-  limit: z.optional(z.int().check(z.minimum(1), z.maximum(PAGE_MAX))),
-});
+const schema = lazySchema(() =>
+  z.object({
+    path: z.optional(z.string()),
+    offset: optionalNonNegativeInt(),
+    limit: z.optional(z.int().check(z.minimum(1), z.maximum(PAGE_MAX))),
+  }),
+);
 
 export function listTool(host: ToolHost): ToolDefinition {
   return {
@@ -37,7 +39,7 @@ export function listTool(host: ToolHost): ToolDefinition {
       additionalProperties: false,
     },
     async execute(input, context) {
-      const args = parseArgs('list', schema, input);
+      const args = parseArgs('list', schema(), input);
       const scope = await searchScope(host, args.path, context?.callId);
       if (scope.kind === 'file') throw new ToolFailure(`${scope.display} is a file, not a folder; use read to see it.`);
       const entries = await entriesOf(scope.root, scope.display);

@@ -4,26 +4,30 @@
  * sees: `The user dismissed the question.`
  */
 import type { ToolDefinition } from '@crystal/core';
-import { parseArgs } from './args.js';
+import { lazySchema, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import type { Question, ToolHost } from './host.js';
 
 export const DISMISSED = 'The user dismissed the question.';
 
-const schema = z.object({
-  questions: z
-    .array(
-      z.object({
-        header: z.string(),
-        question: z.string().check(z.minLength(1)),
-        options: z.optional(z.array(z.object({ label: z.string().check(z.minLength(1)), description: z.optional(z.string()) }))),
-        multiple: z.optional(z.boolean()),
-        custom: z.optional(z.boolean()),
-      }),
-    )
-    .check(z.minLength(1)),
-});
+const schema = lazySchema(() =>
+  z.object({
+    questions: z
+      .array(
+        z.object({
+          header: z.string(),
+          question: z.string().check(z.minLength(1)),
+          options: z.optional(
+            z.array(z.object({ label: z.string().check(z.minLength(1)), description: z.optional(z.string()) })),
+          ),
+          multiple: z.optional(z.boolean()),
+          custom: z.optional(z.boolean()),
+        }),
+      )
+      .check(z.minLength(1)),
+  }),
+);
 
 export function questionTool(host: ToolHost): ToolDefinition {
   return {
@@ -62,7 +66,7 @@ export function questionTool(host: ToolHost): ToolDefinition {
       additionalProperties: false,
     },
     async execute(input, context) {
-      const args = parseArgs('question', schema, input);
+      const args = parseArgs('question', schema(), input);
       const questions = args.questions.map((q, index): Question => {
         const options = (q.options ?? []).map((o) => ({ label: o.label, description: o.description ?? '' }));
         const labels = new Set<string>();

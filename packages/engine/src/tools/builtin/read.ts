@@ -12,7 +12,7 @@ import { extname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { ToolDefinition } from '@crystal/core';
 import { checkedTarget, type FenceHost, openCheckedFile } from '../safe-open.js';
-import { optionalPositiveInt, parseArgs } from './args.js';
+import { lazySchema, optionalPositiveInt, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import type { ToolHost } from './host.js';
@@ -29,11 +29,13 @@ const CHUNK_BYTES = 64 * 1024;
 export const BINARY_REFUSAL = 'File looks binary and will not be read.';
 const IMAGE_EXTENSIONS = new Set(['.png', '.jpg', '.jpeg', '.gif', '.webp', '.bmp', '.ico', '.tif', '.tiff', '.avif', '.heic']);
 
-const schema = z.object({
-  path: z.string().check(z.minLength(1)),
-  offset: optionalPositiveInt(),
-  limit: optionalPositiveInt(),
-});
+const schema = lazySchema(() =>
+  z.object({
+    path: z.string().check(z.minLength(1)),
+    offset: optionalPositiveInt(),
+    limit: optionalPositiveInt(),
+  }),
+);
 
 export function readTool(host: ToolHost): ToolDefinition {
   return {
@@ -51,7 +53,7 @@ export function readTool(host: ToolHost): ToolDefinition {
       additionalProperties: false,
     },
     async execute(input, context) {
-      const args = parseArgs('read', schema, input);
+      const args = parseArgs('read', schema(), input);
       const limit = Math.min(args.limit ?? READ_MAX_LINES, READ_MAX_LINES);
       return readFile(host, args.path, args.offset ?? 1, limit, context?.callId);
     },

@@ -3,7 +3,7 @@
  * session, not to the mode: Plan writes plan steps as pending todos, Work works through them.
  */
 import type { ToolDefinition } from '@crystal/core';
-import { parseArgs } from './args.js';
+import { lazySchema, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import type { ToolHost } from './host.js';
@@ -88,16 +88,18 @@ const statusSchema = z.string().check(
   }),
 );
 
-const schema = z.object({
-  todos: z.array(
-    z.object({
-      id: z.string().check(z.minLength(1)),
-      content: z.string().check(z.minLength(1), z.maxLength(TODO_MAX_CONTENT)),
-      status: statusSchema,
-    }),
-  ),
-  merge: z.optional(z.boolean()),
-});
+const schema = lazySchema(() =>
+  z.object({
+    todos: z.array(
+      z.object({
+        id: z.string().check(z.minLength(1)),
+        content: z.string().check(z.minLength(1), z.maxLength(TODO_MAX_CONTENT)),
+        status: statusSchema,
+      }),
+    ),
+    merge: z.optional(z.boolean()),
+  }),
+);
 
 export function todoWriteTool(host: ToolHost): ToolDefinition {
   return {
@@ -127,7 +129,7 @@ export function todoWriteTool(host: ToolHost): ToolDefinition {
       additionalProperties: false,
     },
     async execute(input) {
-      const args = parseArgs('todowrite', schema, input);
+      const args = parseArgs('todowrite', schema(), input);
       if (args.todos.length > TODO_MAX_ITEMS) {
         throw new ToolFailure(`todos has ${args.todos.length} items; the limit is ${TODO_MAX_ITEMS}.`);
       }

@@ -5,7 +5,7 @@
  */
 import type { ToolDefinition } from '@crystal/core';
 import { checkedTarget, lstatChecked, notRegularText, readChecked } from '../safe-open.js';
-import { parseArgs } from './args.js';
+import { lazySchema, parseArgs } from './args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 import { diffPreview, writeKeepingMode } from './file-write.js';
@@ -15,7 +15,7 @@ import { capOutput } from './output-cap.js';
 export const WRITE_MAX_BYTES = 2 * 1024 * 1024;
 const OLD_TEXT_DIFF_MAX_BYTES = 2 * 1024 * 1024;
 
-const schema = z.object({ path: z.string().check(z.minLength(1)), contents: z.string() });
+const schema = lazySchema(() => z.object({ path: z.string().check(z.minLength(1)), contents: z.string() }));
 
 export function writeTool(host: ToolHost): ToolDefinition {
   return {
@@ -32,7 +32,7 @@ export function writeTool(host: ToolHost): ToolDefinition {
       additionalProperties: false,
     },
     async execute(input, context) {
-      const args = parseArgs('write', schema, input);
+      const args = parseArgs('write', schema(), input);
       const verdict = checkedTarget(host, args.path, context?.callId);
       if (verdict.credential) throw new ToolFailure(`${verdict.display} is a credentials path; writing it is refused.`);
       const bytes = Buffer.byteLength(args.contents, 'utf8');
