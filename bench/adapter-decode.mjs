@@ -2,7 +2,7 @@
  * Figure per wire: the cost of decoding a 20,000-token stream through the adapter, as a ratio to
  * the raw framing parse of the same bytes (SSE through eventsource-parser, or NDJSON lines, plus
  * JSON.parse of every event). Goal: adapter overhead under 1.5x. In-process, no network: the
- * adapter gets the bytes through an injected fetch, in 16 KiB reads like a socket would give.
+ * adapter gets the bytes through an in-memory transport, in 16 KiB reads like a socket would give.
  */
 import { createParser } from 'eventsource-parser';
 import { printFigure, runCount } from './lib/harness.mjs';
@@ -62,20 +62,30 @@ function rawParse(bytes, ndjson) {
 
 async function adapterDecode(protocol, bytes, contentType) {
   const parts = reads(bytes);
-  const fetchBytes = async () =>
-    new Response(
-      new ReadableStream({
-        start(controller) {
-          for (const part of parts) controller.enqueue(part);
-          controller.close();
+  // An in-memory transport (the provider `Transport` interface) hands the adapter the bytes.
+  const transport = {
+    async request(request) {
+      let next = 0;
+      return {
+        status: 200,
+        url: request.url,
+        headers: { get: (name) => (name.toLowerCase() === 'content-type' ? contentType : null) },
+        body: {
+          [Symbol.asyncIterator]: () => ({
+            next: () =>
+              Promise.resolve(next < parts.length ? { value: parts[next++], done: false } : { value: undefined, done: true }),
+          }),
         },
-      }),
-      { status: 200, headers: { 'content-type': contentType } },
-    );
+        text: async () => '',
+        destroy() {},
+        close: async () => {},
+      };
+    },
+  };
   const client = await providers.createChatClient(
     { name: 'bench', protocol, baseUri: 'http://127.0.0.1:9/', apiKey: 'k' },
     { id: 'm', thinking: true },
-    { fetch: fetchBytes },
+    { transport },
   );
   let text = 0;
   for await (const event of client.stream({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] })) {

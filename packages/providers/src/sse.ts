@@ -1,9 +1,10 @@
-/** Server-sent events and NDJSON lines from a response body, one batch per network read. */
+/** Server-sent events and NDJSON lines from a response body, split one network read at a time. */
 import { ProviderError } from '@crystal/core';
+import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
 export interface SseEvent {
-  readonly event: string | undefined;
+  readonly event?: string | undefined;
   readonly data: string;
 }
 
@@ -25,64 +26,114 @@ function formatBytes(bytes: number): string {
 }
 
 /**
- * Yields the events of each network read as one batch (one await per read, not per event).
- * Bytes since the last dispatched event (or comment) are counted; past `maxFrameBytes` the
- * attempt fails instead of buffering without bound.
+ * A wire's frames from its body, split synchronously one network read at a time: `feed`
+ * appends the complete frames of a read to `out`, `end` what is left when the body ends. The
+ * wire client decodes them in the same step, so a read costs one await, not one per layer.
  */
-export async function* sseEventBatches(
-  body: AsyncIterable<Uint8Array>,
-  provider = 'provider',
-  maxFrameBytes: number = MAX_FRAME_BYTES,
-): AsyncGenerator<SseEvent[]> {
-  let pending: SseEvent[] = [];
+export interface FrameSource<F> {
+  feed(chunk: Uint8Array, out: F[]): void;
+  end(out: F[]): void;
+}
+
+/** UTF-8 text of a body read by read: a character cut between reads is joined; a leading BOM is dropped. */
+class Utf8Reads {
+  private readonly decoder = new StringDecoder('utf8');
+  private first = true;
+
+  text(chunk: Uint8Array): string {
+    const text = this.decoder.write(chunk as Buffer);
+    if (!this.first || text === '') return text;
+    this.first = false;
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  }
+
+  end(): string {
+    return this.decoder.end();
+  }
+}
+
+/**
+ * Server-sent events (eventsource-parser). Bytes since the last dispatched event (or comment)
+ * are counted; past `maxFrameBytes` the attempt fails instead of buffering without bound (REL-8).
+ */
+export function sseFrames(provider = 'provider', maxFrameBytes: number = MAX_FRAME_BYTES): FrameSource<SseEvent> {
+  let out: SseEvent[] = [];
   let progressed = false;
   const parser = createParser({
     onEvent: (message: EventSourceMessage) => {
       progressed = true;
-      pending.push({ event: message.event, data: message.data });
+      out.push(message);
     },
     onComment: () => {
       progressed = true;
     },
   });
-  const decoder = new TextDecoder();
+  const text = new Utf8Reads();
   let open = 0;
-  for await (const value of body) {
-    progressed = false;
-    parser.feed(decoder.decode(value, { stream: true }));
-    open = progressed ? 0 : open + value.length;
-    if (open > maxFrameBytes) throw frameTooLarge(provider, maxFrameBytes);
-    if (pending.length > 0) {
-      const batch = pending;
-      pending = [];
-      yield batch;
-    }
-  }
-  parser.feed(decoder.decode());
-  if (pending.length > 0) yield pending;
+  return {
+    feed(chunk, into) {
+      out = into;
+      progressed = false;
+      parser.feed(text.text(chunk));
+      open = progressed ? 0 : open + chunk.length;
+      if (open > maxFrameBytes) throw frameTooLarge(provider, maxFrameBytes);
+    },
+    end(into) {
+      out = into;
+      parser.feed(text.end());
+    },
+  };
 }
 
-/** Newline-delimited JSON lines (Ollama), grouped per network read (one await per read, not per line). */
-export async function* ndjsonLineBatches(
+/** Newline-delimited JSON lines (Ollama); a line longer than `maxFrameBytes` fails the attempt (REL-8). */
+export function ndjsonFrames(provider = 'provider', maxFrameBytes: number = MAX_FRAME_BYTES): FrameSource<string> {
+  const text = new Utf8Reads();
+  let buffer = '';
+  return {
+    feed(chunk, out) {
+      buffer += text.text(chunk);
+      let start = 0;
+      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n', start)) {
+        const line = buffer.slice(start, nl).trim();
+        start = nl + 1;
+        if (line !== '') out.push(line);
+      }
+      if (start > 0) buffer = buffer.slice(start);
+      if (buffer.length > maxFrameBytes) throw frameTooLarge(provider, maxFrameBytes);
+    },
+    end(out) {
+      buffer += text.end();
+      if (buffer.trim() !== '') out.push(buffer.trim());
+    },
+  };
+}
+
+/** The frames of a body, one batch per network read that completed any (one await per read, not per frame). */
+async function* frameBatches<F>(body: AsyncIterable<Uint8Array>, source: FrameSource<F>): AsyncGenerator<F[]> {
+  for await (const value of body) {
+    const batch: F[] = [];
+    source.feed(value, batch);
+    if (batch.length > 0) yield batch;
+  }
+  const rest: F[] = [];
+  source.end(rest);
+  if (rest.length > 0) yield rest;
+}
+
+/** Server-sent events of a body, one batch per network read (see sseFrames). */
+export function sseEventBatches(
+  body: AsyncIterable<Uint8Array>,
+  provider = 'provider',
+  maxFrameBytes: number = MAX_FRAME_BYTES,
+): AsyncGenerator<SseEvent[]> {
+  return frameBatches(body, sseFrames(provider, maxFrameBytes));
+}
+
+/** NDJSON lines of a body, one batch per network read (see ndjsonFrames). */
+export function ndjsonLineBatches(
   body: AsyncIterable<Uint8Array>,
   provider = 'provider',
   maxFrameBytes: number = MAX_FRAME_BYTES,
 ): AsyncGenerator<string[]> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const value of body) {
-    buffer += decoder.decode(value, { stream: true });
-    const lines: string[] = [];
-    let start = 0;
-    for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n', start)) {
-      const line = buffer.slice(start, nl).trim();
-      start = nl + 1;
-      if (line !== '') lines.push(line);
-    }
-    buffer = buffer.slice(start);
-    if (buffer.length > maxFrameBytes) throw frameTooLarge(provider, maxFrameBytes);
-    if (lines.length > 0) yield lines;
-  }
-  buffer += decoder.decode();
-  if (buffer.trim() !== '') yield [buffer.trim()];
+  return frameBatches(body, ndjsonFrames(provider, maxFrameBytes));
 }

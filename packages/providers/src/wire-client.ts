@@ -7,9 +7,9 @@
 import type { ChatEvent, ChatRequest, ClientCapabilities, StreamingChatClient } from '@crystal/core';
 import { ProviderError } from '@crystal/core';
 import { type ClientOptions, DEFAULT_TIMEOUTS, type Endpoint, type ModelSettings } from './endpoint.js';
-import { flattenBatches } from './event-batches.js';
 import { abortError, type HttpErrorInput } from './http-error.js';
-import { postStream, streamFailure } from './http.js';
+import { type OpenStream, postStream, streamFailure } from './http.js';
+import type { FrameSource } from './sse.js';
 import { TransportTimeout } from './transport/transport.js';
 
 /** Decodes one wire's frames into chat events. */
@@ -41,7 +41,7 @@ export abstract class WireClient<F> implements StreamingChatClient {
 
   protected abstract headers(): Record<string, string>;
   protected abstract encode(request: ChatRequest): unknown;
-  protected abstract frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<F[]>;
+  protected abstract frames(): FrameSource<F>;
   protected abstract decoder(): FrameDecoder<F>;
   /** The vendor's own error-body mapping; the shared one when absent. */
   protected classify?(input: HttpErrorInput): ProviderError;
@@ -52,14 +52,13 @@ export abstract class WireClient<F> implements StreamingChatClient {
   }
 
   stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
-    return flattenBatches(this.batches(request, signal), signal);
+    return new WireStream(this, request, signal);
   }
 
-  private async *batches(request: ChatRequest, signal: AbortSignal | undefined): AsyncGenerator<ChatEvent[]> {
+  /** Opens the streaming POST (WireStream's first step). */
+  openStream(request: ChatRequest, signal: AbortSignal | undefined): Promise<OpenStream> {
     const body = this.encode(request);
-    const secrets = [this.endpoint.apiKey];
-    const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TIMEOUTS.idleTimeoutMs;
-    const stream = await postStream({
+    return postStream({
       provider: this.provider,
       url: this.url,
       headers: this.headers(),
@@ -68,53 +67,207 @@ export abstract class WireClient<F> implements StreamingChatClient {
       transport: this.options.transport,
       connectTimeoutMs: this.options.connectTimeoutMs ?? DEFAULT_TIMEOUTS.connectTimeoutMs,
       firstByteTimeoutMs: this.options.firstByteTimeoutMs ?? DEFAULT_TIMEOUTS.firstByteTimeoutMs,
-      idleTimeoutMs: idleMs,
-      secrets,
+      idleTimeoutMs: this.idleMs(),
+      secrets: [this.endpoint.apiKey],
       classify: this.classify?.bind(this),
     });
-    // REL-5: the stream watchdog; it restarts on every batch holding a complete frame, so a
-    // server that stalls or trickles bytes without finishing an event ends as a timeout.
-    const idle = setTimeout(() => stream.destroy(new TransportTimeout('idle', idleMs, 'retry.idleTimeoutSeconds')), idleMs);
-    idle.unref();
-    const decoder = this.decoder();
-    let read = false;
-    try {
-      for await (const batch of this.frames(stream.body)) {
-        idle.refresh();
-        if (signal?.aborted) throw abortError();
-        const out: ChatEvent[] = [];
-        try {
-          for (const frame of batch) {
-            for (const event of decoder.push(frame)) out.push(event);
-            if (decoder.done) break;
-          }
-        } catch (error) {
-          // Events decoded before a mid-stream error still reach the consumer first.
-          if (out.length > 0) yield out;
-          throw error;
-        }
-        yield out;
-        if (decoder.done) break;
+  }
+
+  idleMs(): number {
+    return this.options.idleTimeoutMs ?? DEFAULT_TIMEOUTS.idleTimeoutMs;
+  }
+
+  get apiKey(): string | undefined {
+    return this.endpoint.apiKey;
+  }
+
+  frameSource(): FrameSource<F> {
+    return this.frames();
+  }
+
+  frameDecoder(): FrameDecoder<F> {
+    return this.decoder();
+  }
+
+  incomplete(done: boolean): ProviderError {
+    return new ProviderError({ kind: 'incomplete_stream', provider: this.provider, message: this.incompleteMessage(done) });
+  }
+}
+
+const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
+
+/**
+ * One streamed reply as the contract's `AsyncIterable<ChatEvent>`: each network read is split
+ * into frames and decoded in the same synchronous step, so a read costs one await between the
+ * socket and the consumer (issue 22: no async-generator layer per stage, no generator step per
+ * event). Errors: a failure while reading is classified (streamFailure); events decoded before
+ * a mid-stream error still reach the consumer first; a stream that ended without its finish is
+ * an incomplete stream; an abort ends it at once, also between events.
+ */
+class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
+  private queue: ChatEvent[] = [];
+  private index = 0;
+  private state: 'new' | 'reading' | 'done' = 'new';
+  private open: OpenStream | undefined;
+  private reader: AsyncIterator<Uint8Array> | undefined;
+  private source: FrameSource<F> | undefined;
+  private decoder: FrameDecoder<F> | undefined;
+  private idle: IdleWatch | undefined;
+  /** An error to throw once the events decoded before it are taken. */
+  private failure: unknown;
+  private readonly frames: F[] = [];
+
+  constructor(
+    private readonly client: WireClient<F>,
+    private readonly request: ChatRequest,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<ChatEvent> {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<ChatEvent>> {
+    for (;;) {
+      if (this.signal?.aborted) {
+        this.release();
+        throw abortError();
       }
-      read = true;
+      if (this.index < this.queue.length) return { value: this.queue[this.index++] as ChatEvent, done: false };
+      if (this.failure !== undefined) {
+        const failure = this.failure;
+        this.failure = undefined;
+        throw failure;
+      }
+      if (this.state === 'done') return DONE;
+      if (this.state === 'new') {
+        await this.start();
+        continue;
+      }
+      // The one await of a network read; splitting and decoding it is synchronous (take).
+      let result: IteratorResult<Uint8Array>;
+      try {
+        result = await (this.reader as AsyncIterator<Uint8Array>).next();
+      } catch (error) {
+        this.fail(error);
+        continue;
+      }
+      if (this.take(result)) await this.finish();
+    }
+  }
+
+  async return(): Promise<IteratorResult<ChatEvent>> {
+    this.release();
+    return DONE;
+  }
+
+  private async start(): Promise<void> {
+    // Until the stream is open, a failure ends the iteration as it is (already classified).
+    this.state = 'done';
+    const open = await this.client.openStream(this.request, this.signal);
+    this.open = open;
+    this.reader = open.body[Symbol.asyncIterator]();
+    this.source = this.client.frameSource();
+    this.decoder = this.client.frameDecoder();
+    // REL-5: the stream watchdog; every read that completes a frame counts as progress, so a
+    // server that stalls or trickles bytes without finishing an event ends as a timeout.
+    const idleMs = this.client.idleMs();
+    this.idle = new IdleWatch(idleMs, () => open.destroy(new TransportTimeout('idle', idleMs, 'retry.idleTimeoutSeconds')));
+    this.state = 'reading';
+  }
+
+  /** Splits and decodes one read into the queue; true when the stream ended or reached its terminal frame. */
+  private take(result: IteratorResult<Uint8Array>): boolean {
+    const frames = this.frames;
+    frames.length = 0;
+    try {
+      if (result.done) (this.source as FrameSource<F>).end(frames);
+      else {
+        (this.source as FrameSource<F>).feed(result.value, frames);
+        if (frames.length > 0) (this.idle as IdleWatch).progress();
+      }
+      if (this.signal?.aborted) throw abortError();
     } catch (error) {
-      throw streamFailure(this.provider, error, signal, secrets);
-    } finally {
-      clearTimeout(idle);
-      // A stream read to its finish hands its connection back for the next request; one left
-      // early (an error, an abort, a consumer that stopped) is closed.
-      if (read) await stream.close();
-      else stream.destroy(abortError());
+      this.fail(error);
+      return false;
     }
-    if (signal?.aborted) throw abortError();
-    if (!decoder.finished) {
-      throw new ProviderError({
-        kind: 'incomplete_stream',
-        provider: this.provider,
-        message: this.incompleteMessage(decoder.done),
-      });
+    const decoder = this.decoder as FrameDecoder<F>;
+    if (frames.length > 0) {
+      const out: ChatEvent[] = [];
+      this.queue = out;
+      this.index = 0;
+      try {
+        for (const frame of frames) {
+          for (const event of decoder.push(frame)) out.push(event);
+          if (decoder.done) break;
+        }
+      } catch (error) {
+        // Events decoded before a mid-stream error still reach the consumer first.
+        this.fail(error);
+        return false;
+      }
     }
-    if (decoder.close) yield [...decoder.close()];
+    return result.done === true || decoder.done;
+  }
+
+  /** The stream was read to its end or its terminal frame: hand the connection back, then the closing checks. */
+  private async finish(): Promise<void> {
+    this.state = 'done';
+    this.idle?.stop();
+    // A stream read to its finish hands its connection back for the next request.
+    await (this.open as OpenStream).close();
+    const decoder = this.decoder as FrameDecoder<F>;
+    if (this.signal?.aborted) this.failure = abortError();
+    else if (!decoder.finished) this.failure = this.client.incomplete(decoder.done);
+    else if (decoder.close) for (const event of decoder.close()) this.queue.push(event);
+  }
+
+  private fail(error: unknown): void {
+    this.release();
+    this.failure = streamFailure(this.client.provider, error, this.signal, [this.client.apiKey]);
+  }
+
+  /** Ends the stream early (an error, an abort, a consumer that stopped): the connection is closed. */
+  private release(): void {
+    if (this.state === 'reading') this.open?.destroy(abortError());
+    this.state = 'done';
+    this.idle?.stop();
+  }
+}
+
+/**
+ * The stream watchdog without a timer re-armed on every read: progress only records the time;
+ * the one timer, when it fires, re-arms for what is left of the window, or calls `onIdle`.
+ */
+class IdleWatch {
+  private last = performance.now();
+  private timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly ms: number,
+    private readonly onIdle: () => void,
+  ) {
+    this.timer = this.arm(ms);
+  }
+
+  progress(): void {
+    this.last = performance.now();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private arm(ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => this.check(), ms);
+    timer.unref();
+    return timer;
+  }
+
+  private check(): void {
+    const left = this.ms - (performance.now() - this.last);
+    if (left <= 0) this.onIdle();
+    else this.timer = this.arm(left);
   }
 }
 

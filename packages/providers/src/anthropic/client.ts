@@ -12,7 +12,7 @@ import type { ProviderError } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
 import { classifyHttpError, errorFields, type HttpErrorInput, withKind } from '../http-error.js';
-import { type SseEvent, sseEventBatches } from '../sse.js';
+import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, refuseSpeed, WireClient } from '../wire-client.js';
 import { MessagesStreamDecoder, type StreamEvent } from './decode.js';
 import { encodeRequest } from './encode.js';
@@ -49,8 +49,8 @@ export class AnthropicClient extends WireClient<SseEvent> {
     return encodeRequest(request, { provider: this.provider, model: this.settings });
   }
 
-  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
-    return sseEventBatches(body, this.provider, this.options.maxFrameBytes);
+  protected frames(): FrameSource<SseEvent> {
+    return sseFrames(this.provider, this.options.maxFrameBytes);
   }
 
   protected override classify(input: HttpErrorInput): ProviderError {

@@ -14,7 +14,7 @@ import { ProviderError } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
 import { classifyHttpError, type HttpErrorInput } from '../http-error.js';
-import { type SseEvent, sseEventBatches } from '../sse.js';
+import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, WireClient } from '../wire-client.js';
 import { GeminiChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
@@ -37,8 +37,8 @@ export class GeminiClient extends WireClient<SseEvent> {
     return encodeRequest(request, { provider: this.provider, model: this.settings });
   }
 
-  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
-    return sseEventBatches(body, this.provider, this.options.maxFrameBytes);
+  protected frames(): FrameSource<SseEvent> {
+    return sseFrames(this.provider, this.options.maxFrameBytes);
   }
 
   protected override classify(input: HttpErrorInput): ProviderError {

@@ -8,14 +8,14 @@
  * floor against a 1.2x goal), the Anthropic SDK shares that Stainless decoder and (v1.14) sends
  * `Authorization: Bearer` instead of `x-api-key`, and `@google/genai` errors carry no headers
  * either. The wire is small: JSON in, NDJSON out (`POST {baseUri}api/chat`), read with
- * `ndjsonLineBatches`.
+ * `ndjsonFrames`.
  */
 import type { ChatRequest } from '@crystal/core';
 import { ProviderError } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
 import { classifyHttpError, errorFields, type HttpErrorInput, withKind } from '../http-error.js';
-import { ndjsonLineBatches } from '../sse.js';
+import { type FrameSource, ndjsonFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, WireClient } from '../wire-client.js';
 import { OllamaChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
@@ -34,8 +34,8 @@ export class OllamaChatClient extends WireClient<string> {
     return encodeRequest(request, { provider: this.provider, model: this.settings });
   }
 
-  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
-    return ndjsonLineBatches(body, this.provider, this.options.maxFrameBytes);
+  protected frames(): FrameSource<string> {
+    return ndjsonFrames(this.provider, this.options.maxFrameBytes);
   }
 
   protected override classify(input: HttpErrorInput): ProviderError {

@@ -12,7 +12,7 @@ import { ProviderError } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
 import { errorFields } from '../http-error.js';
-import { type SseEvent, sseEventBatches } from '../sse.js';
+import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, refuseSpeed, WireClient } from '../wire-client.js';
 import { ChatChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
@@ -34,8 +34,8 @@ export class OpenAiChatClient extends WireClient<SseEvent> {
     });
   }
 
-  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
-    return sseEventBatches(body, this.provider, this.options.maxFrameBytes);
+  protected frames(): FrameSource<SseEvent> {
+    return sseFrames(this.provider, this.options.maxFrameBytes);
   }
 
   protected decoder(): FrameDecoder<SseEvent> {

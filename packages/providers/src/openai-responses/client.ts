@@ -14,7 +14,7 @@
 import type { ChatRequest } from '@crystal/core';
 import type { ClientFactory } from '../create-client.js';
 import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AGENT } from '../endpoint.js';
-import { type SseEvent, sseEventBatches } from '../sse.js';
+import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, refuseSpeed, WireClient } from '../wire-client.js';
 import { ResponsesEventDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
@@ -32,8 +32,8 @@ export class OpenAiResponsesClient extends WireClient<SseEvent> {
     return encodeRequest(request, { provider: this.provider, model: this.settings });
   }
 
-  protected frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
-    return sseEventBatches(body, this.provider, this.options.maxFrameBytes);
+  protected frames(): FrameSource<SseEvent> {
+    return sseFrames(this.provider, this.options.maxFrameBytes);
   }
 
   protected override incompleteMessage(): string {

@@ -14,9 +14,10 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
+import { type BodyReader, bodyReader } from './body-reader.js';
 import { effectivePort, type ProxyEnv, proxyFor, TransportSetupError } from './proxy.js';
 
 export interface TransportRequest {
@@ -318,7 +319,7 @@ const DRAIN_GRACE_MS = 2000;
  * The body as sent, decoded when a server compresses it although no `accept-encoding` was sent
  * (some proxies do); the frame cap and timeouts then apply to the decoded bytes.
  */
-function decodedBody(res: http.IncomingMessage): AsyncIterable<Uint8Array> {
+function decodedBody(res: http.IncomingMessage): Readable {
   const encoding = String(res.headers['content-encoding'] ?? '')
     .trim()
     .toLowerCase();
@@ -344,7 +345,9 @@ function decodedBody(res: http.IncomingMessage): AsyncIterable<Uint8Array> {
 function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse {
   // Readers see errors through the body's iterator; one destroyed with nobody reading must not crash.
   res.on('error', () => {});
-  const body = decodedBody(res);
+  const stream = decodedBody(res);
+  let reader: BodyReader | undefined;
+  const body: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => (reader ??= bodyReader(stream)) };
   return {
     status: res.statusCode ?? 0,
     url,
@@ -377,6 +380,7 @@ function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse
     },
     close(): Promise<void> {
       if (res.destroyed || res.readableEnded) return Promise.resolve();
+      reader?.stop();
       // The stream's last event was read before the body's end (the chunked terminator may be
       // parsed and still unread, or on the way): read the rest so the agent takes the socket
       // back for the next request, within a short grace. `resume()` would not do it while the
@@ -402,7 +406,7 @@ function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse
         res.once('close', done);
         res.once('error', done);
         res.on('readable', drain);
-        if (body !== res) (body as NodeJS.ReadableStream).resume();
+        if (stream !== res) stream.resume();
         drain();
       });
     },
