@@ -109,4 +109,34 @@ describe('checkpoint scans', () => {
     expect(readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('original b\n');
     expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('changed a\n');
   });
+
+  it('CKPT-1 a session that ends stops the first walk: nothing more is listed, no note, and the next session walks the tree', async () => {
+    const home = temp('crystal-scan-home-');
+    const ws = temp('crystal-scan-ws-');
+    for (let d = 0; d < 20; d++) {
+      mkdirSync(join(ws, `d${d}`));
+      for (let i = 0; i < 100; i++) writeFileSync(join(ws, `d${d}`, `f${i}.txt`), `${d}/${i}\n`);
+    }
+    const notes: string[] = [];
+    const ck = new Checkpoints({
+      home,
+      workspace: ws,
+      sessionId: 'stopped',
+      publish: (e) => {
+        if (e.type === 'note') notes.push(e.text);
+      },
+    });
+    await ck.beforeTurn(1, 'one', []);
+    ck.toolCallStreaming('bash');
+    await ck.stop();
+    await ck.settled();
+    expect(ck.tracker.size).toBeLessThan(2000);
+    expect(notes).toEqual([]);
+
+    const next = new Checkpoints({ home, workspace: ws, sessionId: 'next' });
+    await next.beforeTurn(1, 'one', []);
+    next.toolCallStreaming('bash');
+    await next.settled();
+    expect(next.tracker.size).toBe(2000);
+  });
 });

@@ -284,10 +284,13 @@ export class Checkpoints {
     // first state), with the persisted stat index loaded first.
     const walked = this.pending
       .then(() => this.ensureIndex())
-      .then(() => this.tracker.scanAll({ statOnly: true }))
+      // A session that ends stops the walk too (a huge tree would hold the process open).
+      .then(() => this.tracker.scanAll({ statOnly: true, signal: this.stopping.signal }))
       .then(
         () => undefined,
-        (error: unknown) => this.note(error),
+        (error: unknown) => {
+          if (!this.stopping.signal.aborted) this.note(error);
+        },
       );
     this.walked = walked;
     this.baseline = walked
