@@ -122,7 +122,7 @@ export function launch(bundle: string, argv: readonly string[]): void {
   const mainLoader = (vmConstants as unknown as { USE_MAIN_CONTEXT_DEFAULT_LOADER?: symbol } | undefined)
     ?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
   if (typeof nodeModule.enableCompileCache === 'function' || mainLoader === undefined || dir === undefined) {
-    if (dir !== undefined) nodeModule.enableCompileCache?.();
+    if (dir !== undefined) nodeModule.enableCompileCache?.(process.env.CRYSTAL_COMPILE_CACHE ? dir : undefined);
     createRequire(bundle)(bundle);
     return;
   }

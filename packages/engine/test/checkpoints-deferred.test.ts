@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Checkpoints, type Config, type ControllerEvent, SessionController } from '../src/index.js';
-import { until, bashReply as bash } from './helpers.js';
+import { Checkpoints, type Config, SessionController } from '../src/index.js';
+import { bashReply as bash, drive, until } from './helpers.js';
 
 const temp = (p: string) => mkdtempSync(join(tmpdir(), p));
 let fake: FakeProvider | undefined;
@@ -41,21 +41,7 @@ async function open(home: string, ws: string, replies: FakeReply[]) {
     env: {},
   });
   controller = ctl;
-  const events: ControllerEvent[] = [];
-  ctl.on((e) => events.push(e));
-  const finished = () => events.filter((e) => e.type === 'turn-finished').length;
-  const send = async (text: string) => {
-    const n = finished();
-    ctl.submit(text);
-    await until(() => finished() > n);
-  };
-  const command = async (text: string) => {
-    const outputs = () => events.filter((e) => e.type === 'command-output');
-    const n = outputs().length;
-    ctl.submit(text);
-    await until(() => outputs().length > n);
-    return (outputs().at(-1) as { output: { kind: string; text: string } }).output;
-  };
+  const { send, command } = drive(ctl);
   return { ctl, send, command, checkpoints: ctl.session.checkpoints as Checkpoints };
 }
 

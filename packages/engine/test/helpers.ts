@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ToolDefinition, ToolInvocationPolicy } from '@crystal/core';
 import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
 import { expect } from 'vitest';
-import type { Clock, Config, EngineEvent } from '../src/index.js';
+import type { Clock, Config, ControllerEvent, EngineEvent, SessionController } from '../src/index.js';
 import { Session } from '../src/index.js';
 
 /** A clock whose sleeps resolve at once and are recorded, so retry timing is tested without sleeping. */
@@ -94,3 +94,30 @@ export const until = async (predicate: () => boolean): Promise<void> => {
 
 /** A model reply that calls bash with `command`. */
 export const bashReply = (command: string): FakeReply => ({ toolCalls: [{ name: 'bash', arguments: { command } }] });
+
+/**
+ * Records a controller's events: `send` submits a message and waits for its turn to finish,
+ * `command` submits a slash command and answers its output.
+ */
+export function drive(ctl: SessionController): {
+  events: ControllerEvent[];
+  send: (text: string) => Promise<void>;
+  command: (text: string) => Promise<{ kind: string; text: string }>;
+} {
+  const events: ControllerEvent[] = [];
+  ctl.on((e) => events.push(e));
+  const finished = () => events.filter((e) => e.type === 'turn-finished').length;
+  const outputs = () => events.filter((e) => e.type === 'command-output');
+  const send = async (text: string) => {
+    const n = finished();
+    ctl.submit(text);
+    await until(() => finished() > n);
+  };
+  const command = async (text: string) => {
+    const n = outputs().length;
+    ctl.submit(text);
+    await until(() => outputs().length > n);
+    return (outputs().at(-1) as { output: { kind: string; text: string } }).output;
+  };
+  return { events, send, command };
+}

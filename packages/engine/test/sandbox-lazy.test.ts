@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeProvider, type FakeReply, fakeConfig } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Config, type ControllerEvent, SessionController } from '../src/index.js';
-import { until, bashReply as bash } from './helpers.js';
+import { type Config, SessionController } from '../src/index.js';
+import { until, bashReply as bash, drive } from './helpers.js';
 
 let fake: FakeProvider | undefined;
 let controller: SessionController | undefined;
@@ -45,14 +45,7 @@ async function open(replies: FakeReply[], bwrap: string) {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
   });
   controller = ctl;
-  const events: ControllerEvent[] = [];
-  ctl.on((e) => events.push(e));
-  const finished = () => events.filter((e) => e.type === 'turn-finished').length;
-  const send = async (text: string) => {
-    const n = finished();
-    ctl.submit(text);
-    await until(() => finished() > n);
-  };
+  const { events, send } = drive(ctl);
   return { ctl, events, send };
 }
 
