@@ -205,7 +205,7 @@ export function titleCase(name: string): string {
 /** One diff line, coloured by its kind, indentation kept, cut at two rows. */
 export function diffLineRows(line: string, width: number, prefix: readonly Span[]): string[] {
   const text = sanitize(line);
-  const gutter = /^([+\- ] *\d* │ )/.exec(text);
+  const gutter = /^([+\- ] *\d* \u2502 )/.exec(text);
   const tone = text.startsWith('+')
     ? theme.added
     : text.startsWith('-')

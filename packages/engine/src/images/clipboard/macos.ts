@@ -27,7 +27,7 @@ export const MAC_REPRESENTATIONS: readonly MacRepresentation[] = [
 ];
 
 /** Image representations Crystal Code cannot use (TIFF, BMP, PICT, Photoshop, JPEG 2000, HEIC). */
-const OTHER_IMAGES = /picture$|^«class (TIFF|BMP |PICT|8BPS|jp2 |TPIC|heic|HEIC|icns)»$/;
+const OTHER_IMAGES = /picture$|^\u00abclass (TIFF|BMP |PICT|8BPS|jp2 |TPIC|heic|HEIC|icns)\u00bb$/;
 
 export const CLIPBOARD_INFO_ARGS: readonly string[] = ['-e', 'clipboard info'];
 
