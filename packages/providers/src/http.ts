@@ -57,6 +57,7 @@ export async function postStream(options: PostOptions): Promise<OpenStream> {
         signal: options.signal,
         connectTimeoutMs: options.connectTimeoutMs,
         firstByteTimeoutMs: options.firstByteTimeoutMs,
+        coalesceReads: true,
       });
     } catch (error) {
       if (options.signal?.aborted || isAbortError(error)) throw abortError();

@@ -198,7 +198,7 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
       this.index = 0;
       try {
         for (const frame of frames) {
-          for (const event of decoder.push(frame)) out.push(event);
+          for (const event of decoder.push(frame)) pushMerged(out, event);
           if (decoder.done) break;
         }
       } catch (error) {
@@ -233,6 +233,21 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
     this.state = 'done';
     this.idle?.stop();
   }
+}
+
+/**
+ * Issue 22: the text of one network read reaches the consumer as one delta, not one per frame.
+ * A paced stream's read holds several frames (read-coalescer.ts); each consumer (the turn, the
+ * archive, the terminal, `run`'s output) then does its per-event work once per read. Only
+ * neighbours of the same kind merge, so the order of text, reasoning and tool calls is kept.
+ */
+function pushMerged(out: ChatEvent[], event: ChatEvent): void {
+  const last = out.at(-1);
+  if (last !== undefined && last.type === event.type && (event.type === 'text-delta' || event.type === 'reasoning-delta')) {
+    out[out.length - 1] = { type: event.type, text: (last as { text: string }).text + event.text };
+    return;
+  }
+  out.push(event);
 }
 
 /**

@@ -30,7 +30,7 @@ afterEach(async () => {
  * tick apart (so each is its own network read). Callbacks only: the server creates no promises,
  * so every promise counted is the client's.
  */
-async function pacedServer(protocol: Protocol): Promise<string> {
+async function pacedServer(protocol: Protocol, everyMs = 1): Promise<string> {
   server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -47,7 +47,7 @@ async function pacedServer(protocol: Protocol): Promise<string> {
           return;
         }
         res.write(chunks[next++]);
-        setTimeout(step, 1);
+        setTimeout(step, everyMs);
       };
       step();
     });
@@ -95,6 +95,19 @@ describe('issue 22: the per-read cost of a streamed reply', () => {
     });
   }
 
+  for (const protocol of protocols) {
+    it(`issue 22 ${protocol}: a reply paced a token every 2 ms reaches the consumer in far fewer text deltas than frames, in order`, async () => {
+      const baseUri = await pacedServer(protocol, 2);
+      const { text, events } = await readAll(protocol, baseUri);
+      expect(text).toBe('tok '.repeat(TOKENS));
+      expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+      // The transport gathers the frames of a 16 ms window into one read (about eight here) and
+      // the frames of one read become one delta; one delta per frame was the old cost.
+      const deltas = events.filter((e) => e.type === 'text-delta').length;
+      expect(deltas).toBeLessThanOrEqual(TOKENS / 3);
+    });
+  }
+
   it('issue 22 REL-5: the stream watchdog refreshes no timer per network read', async () => {
     const baseUri = await pacedServer('openai');
     const probe = setTimeout(() => {}, 0);
@@ -115,21 +128,22 @@ describe('issue 22: the body reader', () => {
     const first = reader.next();
     stream.push(Buffer.from('a'));
     expect((await first).value).toEqual(Buffer.from('a'));
-    for (let i = 0; i < 100; i++) stream.push(Buffer.alloc(1024, i));
+    const sent = Array.from({ length: 100 }, (_, i) => Buffer.alloc(1024, i));
+    for (const chunk of sent) stream.push(chunk);
     stream.push(null);
     await new Promise((resolve) => setImmediate(resolve));
     expect(stream.isPaused()).toBe(true);
-    const seen: number[] = [];
+    const seen: Buffer[] = [];
     for (;;) {
       const next = await reader.next();
       if (next.done) break;
-      seen.push((next.value as Buffer)[0] as number);
+      seen.push(next.value as Buffer);
     }
-    expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(Buffer.concat(seen).equals(Buffer.concat(sent))).toBe(true);
     expect(stream.isPaused()).toBe(false);
   });
 
-  it('issue 22 the body reader hands out chunks that arrived before an error, then rejects with it', async () => {
+  it('issue 22 the body reader hands out chunks that arrived before an error, together, then rejects with it', async () => {
     const stream = new Readable({ read() {} });
     stream.on('error', () => {});
     const reader = bodyReader(stream);
@@ -138,9 +152,21 @@ describe('issue 22: the body reader', () => {
     await new Promise((resolve) => setImmediate(resolve));
     stream.destroy(new Error('idle timeout'));
     await new Promise((resolve) => setImmediate(resolve));
-    expect(String((await reader.next()).value)).toBe('one');
-    expect(String((await reader.next()).value)).toBe('two');
+    expect(String((await reader.next()).value)).toBe('onetwo');
     await expect(reader.next()).rejects.toThrow('idle timeout');
+  });
+
+  it('issue 22 a waiting read gets every chunk of one synchronous run as one Buffer, and the end after it', async () => {
+    const stream = new Readable({ read() {} });
+    const reader = bodyReader(stream);
+    const pending = reader.next();
+    // One socket read parsed: several HTTP chunks emitted in one synchronous run, then the end.
+    stream.push(Buffer.from('data: 1\n\n'));
+    stream.push(Buffer.from('data: 2\n\n'));
+    stream.push(Buffer.from('data: 3\n\n'));
+    stream.push(null);
+    expect(String((await pending).value)).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\n');
+    expect((await reader.next()).done).toBe(true);
   });
 
   it('issue 22 the body reader rejects a body closed before its end with "Premature close"', async () => {

@@ -9,6 +9,12 @@
  * its end rejects with "Premature close", and `return()` destroys the stream. Chunks that
  * arrived before an error are handed out first. Past HIGH_WATER buffered bytes the stream is
  * paused until the reader catches up, so a slow reader still pushes back on the socket.
+ *
+ * One read of the socket holds many HTTP chunks (a paced stream's frames, coalesced by
+ * read-coalescer.ts), and Node emits one 'data' event per HTTP chunk; the reader hands out all
+ * the chunks that arrived together as one Buffer, so one network read costs the consumer one
+ * step, not one per frame. A waiting read is settled on the event loop's next check phase
+ * (setImmediate), after the wake-up's reads have been parsed whole.
  */
 import type { Readable } from 'node:stream';
 
@@ -26,12 +32,12 @@ function prematureClose(): Error {
 
 export function bodyReader(stream: Readable): BodyReader {
   let queued: Uint8Array[] = [];
-  let head = 0;
   let bytes = 0;
   let ended = false;
   let stopped = false;
   let failure: Error | undefined;
   let waiting: { resolve(result: IteratorResult<Uint8Array>): void; reject(error: Error): void } | undefined;
+  let flushing = false;
 
   // A body that ended or was destroyed before it is read settles at once instead of waiting for events that are gone.
   if (stream.readableEnded) ended = true;
@@ -40,20 +46,44 @@ export function bodyReader(stream: Readable): BodyReader {
   const settle = (): void => {
     const wait = waiting;
     if (!wait) return;
+    // Chunks that arrived in the same run as the end or error go first.
+    if (queued.length > 0) {
+      flush();
+      return;
+    }
     waiting = undefined;
     if (failure) wait.reject(failure);
     else wait.resolve(DONE);
   };
+  /** Everything queued, as one chunk. */
+  const take = (): Uint8Array => {
+    const chunk = queued.length === 1 ? (queued[0] as Uint8Array) : Buffer.concat(queued);
+    queued = [];
+    bytes = 0;
+    if (stream.isPaused() && !stopped) stream.resume();
+    return chunk;
+  };
+  // The chunks of one wake-up's socket reads arrive in runs of 'data' events (over TLS one run
+  // per TLS record, each with its own microtask checkpoint); the immediate runs after all of
+  // the wake-up's I/O callbacks, so the waiting read gets all of them.
+  const flush = (): void => {
+    flushing = false;
+    const wait = waiting;
+    if (!wait || queued.length === 0) return;
+    waiting = undefined;
+    wait.resolve({ value: take(), done: false });
+  };
   stream.on('data', (chunk: Uint8Array) => {
     if (stopped) return;
-    const wait = waiting;
-    if (wait) {
-      waiting = undefined;
-      wait.resolve({ value: chunk, done: false });
-      return;
-    }
     queued.push(chunk);
     bytes += chunk.length;
+    if (waiting) {
+      if (!flushing) {
+        flushing = true;
+        setImmediate(flush);
+      }
+      return;
+    }
     if (bytes >= HIGH_WATER) stream.pause();
   });
   stream.once('end', () => {
@@ -72,16 +102,7 @@ export function bodyReader(stream: Readable): BodyReader {
   const reader: BodyReader = {
     [Symbol.asyncIterator]: () => reader,
     next(): Promise<IteratorResult<Uint8Array>> {
-      if (head < queued.length) {
-        const chunk = queued[head++] as Uint8Array;
-        bytes -= chunk.length;
-        if (head === queued.length) {
-          queued = [];
-          head = 0;
-        }
-        if (bytes < HIGH_WATER / 2 && stream.isPaused() && !stopped) stream.resume();
-        return Promise.resolve({ value: chunk, done: false });
-      }
+      if (queued.length > 0) return Promise.resolve({ value: take(), done: false });
       if (failure) return Promise.reject(failure);
       if (ended || stopped) return Promise.resolve(DONE);
       return new Promise((resolve, reject) => {
@@ -96,7 +117,6 @@ export function bodyReader(stream: Readable): BodyReader {
     stop(): void {
       stopped = true;
       queued = [];
-      head = 0;
       bytes = 0;
       settle();
     },

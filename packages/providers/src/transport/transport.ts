@@ -18,6 +18,7 @@ import type { Duplex, Readable } from 'node:stream';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { type BodyReader, bodyReader } from './body-reader.js';
+import { coalesceReads, type ReadCoalescer } from './read-coalescer.js';
 import { effectivePort, type ProxyEnv, proxyFor, TransportSetupError } from './proxy.js';
 
 export interface TransportRequest {
@@ -30,6 +31,11 @@ export interface TransportRequest {
   readonly connectTimeoutMs?: number | undefined;
   /** Time allowed between the connection and the response headers, in ms. */
   readonly firstByteTimeoutMs?: number | undefined;
+  /**
+   * A streamed reply: while its frames come fast, reads are gathered into fewer wake-ups
+   * (read-coalescer.ts). The first bytes, and the first after a quiet gap, are never delayed.
+   */
+  readonly coalesceReads?: boolean | undefined;
 }
 
 export interface TransportResponse {
@@ -304,7 +310,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
           request.signal?.removeEventListener('abort', onAbort);
           request.signal?.addEventListener('abort', onAbortResponse, { once: true });
           res.once('close', () => request.signal?.removeEventListener('abort', onAbortResponse));
-          resolve(wrapResponse(res, target.href));
+          resolve(wrapResponse(res, target.href, request.coalesceReads ? coalesceReads(res) : undefined));
         });
         req.end(body);
       });
@@ -342,7 +348,7 @@ function decodedBody(res: http.IncomingMessage): Readable {
   return res.pipe(decoder);
 }
 
-function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse {
+function wrapResponse(res: http.IncomingMessage, url: string, coalescer: ReadCoalescer | undefined): TransportResponse {
   // Readers see errors through the body's iterator; one destroyed with nobody reading must not crash.
   res.on('error', () => {});
   const stream = decodedBody(res);
@@ -379,6 +385,8 @@ function wrapResponse(res: http.IncomingMessage, url: string): TransportResponse
       res.destroy(error);
     },
     close(): Promise<void> {
+      // The rest is read now, not after a coalescing window.
+      coalescer?.release();
       if (res.destroyed || res.readableEnded) return Promise.resolve();
       reader?.stop();
       // The stream's last event was read before the body's end (the chunked terminator may be
