@@ -22,7 +22,7 @@
  * alternate-screen view), the figure name saying which.
  *
  * Each figure is one JSON line with `met`. Set BENCH_RUNS to change the startup runs (default 10);
- * `--startup` prints the start-up figures alone.
+ * `--startup` prints the start-up figures alone, `--stream-cpu` the streaming CPU figures alone.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -412,8 +412,10 @@ const home = tempHome(fakeConfig(fake.baseUri));
 try {
   // `--startup`: the first-paint and ready figures of both views only (a quick check of start-up work).
   const startupOnly = process.argv.includes('--startup');
-  const idle = startupOnly ? {} : Object.fromEntries(VIEWS.map((view) => [view, idleProbe(home.path, view)]));
-  for (const view of VIEWS) await startupFigures(home.path, tempDir('crystal-bench-ws-'), view);
+  // `--stream-cpu`: the streaming CPU figures alone (engine floor, node:http floor, both views).
+  const streamCpuOnly = process.argv.includes('--stream-cpu');
+  const idle = startupOnly || streamCpuOnly ? {} : Object.fromEntries(VIEWS.map((view) => [view, idleProbe(home.path, view)]));
+  if (!streamCpuOnly) for (const view of VIEWS) await startupFigures(home.path, tempDir('crystal-bench-ws-'), view);
   if (startupOnly) process.exit(0);
   const floor = await runFloor(fake, home.path);
   const machine = await nodeFloor(fake);
@@ -453,42 +455,44 @@ try {
       met: ratio < 1.2,
     });
   }
-  for (const view of VIEWS) {
-    const idleResult = await idle[view];
-    printFigure({
-      figure: `tui (${view}): idle CPU over 10 s (from 13 s after the first frame)`,
-      cpu_ms: idleResult.settled.cpuMs,
-      bytes_written: idleResult.settled.bytes,
-      first_window_cpu_ms: idleResult.first.cpuMs,
-      first_window_bytes: idleResult.first.bytes,
-      resolution_ms: TICK_MS,
-      goal_ms: 0,
-      met: idleResult.settled.cpuMs === 0 && idleResult.settled.bytes === 0,
-    });
-    printFigure({ figure: `tui (${view}): idle RSS`, rss_mb: round(idleResult.rss), goal_mb: 100, met: idleResult.rss < 100 });
-  }
-  for (const view of VIEWS) {
-    await frameCost(10, view); // warm-up: every measured run gets the same optimised code
-    const f10 = [];
-    const f5000 = [];
-    for (let trial = 0; trial < 5; trial++) {
-      f10.push(await frameCost(10, view));
-      f5000.push(await frameCost(5000, view));
+  if (!streamCpuOnly) {
+    for (const view of VIEWS) {
+      const idleResult = await idle[view];
+      printFigure({
+        figure: `tui (${view}): idle CPU over 10 s (from 13 s after the first frame)`,
+        cpu_ms: idleResult.settled.cpuMs,
+        bytes_written: idleResult.settled.bytes,
+        first_window_cpu_ms: idleResult.first.cpuMs,
+        first_window_bytes: idleResult.first.bytes,
+        resolution_ms: TICK_MS,
+        goal_ms: 0,
+        met: idleResult.settled.cpuMs === 0 && idleResult.settled.bytes === 0,
+      });
+      printFigure({ figure: `tui (${view}): idle RSS`, rss_mb: round(idleResult.rss), goal_mb: 100, met: idleResult.rss < 100 });
     }
-    const cpu10 = median(f10.map((f) => f.cpuPerFrameMs));
-    const cpu5000 = median(f5000.map((f) => f.cpuPerFrameMs));
-    const frameRatio = cpu5000 / cpu10;
-    printFigure({
-      figure: `tui (${view}): in-process frame CPU while streaming, 5,000 vs 10 transcript items`,
-      frame_cpu_ms_10: round(cpu10, 3),
-      frame_cpu_ms_5000: round(cpu5000, 3),
-      ratio: round(frameRatio, 3),
-      wall_ms_10: round(median(f10.map((f) => f.perFrameMs)), 3),
-      wall_ms_5000: round(median(f5000.map((f) => f.perFrameMs)), 3),
-      trials: 5,
-      goal: 1.2,
-      met: frameRatio < 1.2,
-    });
+    for (const view of VIEWS) {
+      await frameCost(10, view); // warm-up: every measured run gets the same optimised code
+      const f10 = [];
+      const f5000 = [];
+      for (let trial = 0; trial < 5; trial++) {
+        f10.push(await frameCost(10, view));
+        f5000.push(await frameCost(5000, view));
+      }
+      const cpu10 = median(f10.map((f) => f.cpuPerFrameMs));
+      const cpu5000 = median(f5000.map((f) => f.cpuPerFrameMs));
+      const frameRatio = cpu5000 / cpu10;
+      printFigure({
+        figure: `tui (${view}): in-process frame CPU while streaming, 5,000 vs 10 transcript items`,
+        frame_cpu_ms_10: round(cpu10, 3),
+        frame_cpu_ms_5000: round(cpu5000, 3),
+        ratio: round(frameRatio, 3),
+        wall_ms_10: round(median(f10.map((f) => f.perFrameMs)), 3),
+        wall_ms_5000: round(median(f5000.map((f) => f.perFrameMs)), 3),
+        trials: 5,
+        goal: 1.2,
+        met: frameRatio < 1.2,
+      });
+    }
   }
 } finally {
   await fake.close();
