@@ -13,7 +13,9 @@ const types = (harness: Harness) => harness.events.map((e) => e.type);
 
 describe('the turn loop against the fake provider', () => {
   it('TURN-2 publishes every delta as it arrives and completes with usage', async () => {
-    h = await openSession([{ reasoning: 'hmm', text: 'Hello world', usage: { input: 20, output: 3 } }]);
+    // Frames further apart than the transport's read-coalescing window are separate reads, so
+    // separate deltas (the frames of one network read reach the engine as one delta, issue 22).
+    h = await openSession([{ reasoning: 'hmm', text: 'Hello world', delayMs: 40, usage: { input: 20, output: 3 } }]);
     const result = await h.session.send('hi');
     expect(result).toMatchObject({ stopReason: 'completed', text: 'Hello world', modelCalls: 1, retries: 0 });
     expect(result.usage).toMatchObject({ inputTokens: 20, outputTokens: 3 });

@@ -22,15 +22,19 @@
  *   once: an abort never waits for the window, and a keep-alive socket goes back to the agent
  *   reading.
  *
- * Why 16 ms: the terminal paints at most every 33 ms (tui FRAME_MS), so two reads per frame lose
- * nothing on screen; at 500 tokens/s it turns eight wake-ups into one. 8 ms measured about half
- * the saving, 33 ms little more than 16 (bench/stream-cpu.mjs, README "Speed"). A constant, not a
- * setting: no user-visible behaviour depends on it.
+ * Why 16 ms: the terminal paints at most every 33 ms (tui FRAME_MS), so two reads per painted frame
+ * lose nothing on screen, and the last frames of a paced reply wait at most 16 ms. Measured with
+ * bench/stream-cpu.mjs (3,000 tokens paced a token per ms, CPU per 1,000 tokens against the
+ * node:http floor, in one run): no window 1.10-1.19x, 8 ms 0.58-0.64x, 16 ms 0.43-0.46x, 33 ms
+ * 0.37x; past 16 ms the saving is small and the end of a reply waits longer. A constant, not a
+ * setting: nothing a user sees depends on it.
  *
  * It works on the socket's own handle (readStop / readStart on the libuv TCP stream; for https the
  * TCP handle under the TLS wrap, whose own readStop leaves the TCP reads running), since
- * `socket.pause()` only stops 'data' events while the socket goes on reading. Where no such
- * handle exists (another socket type), the stream is read as before.
+ * `socket.pause()` only stops 'data' events while the socket goes on reading. These are Node's
+ * private handle methods (the ones net.Socket itself calls for back-pressure); where a handle
+ * lacks them (another socket type, another Node), the stream is read as before, and
+ * test/read-coalescer.test.ts fails on the read counts if coalescing silently stops working.
  */
 import type { IncomingMessage } from 'node:http';
 
