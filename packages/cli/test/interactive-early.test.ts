@@ -129,8 +129,8 @@ describe('the terminal before the engine (issue 22)', () => {
       const first = await session.waitFor('Type a message');
       // TUI-3: the status of the session that is still opening: mode, approval, model, workspace.
       expect(first).toMatch(/Work │ Default │ ollama\/fake-model │ .*crystal-ws-/);
-      // The welcome panel is the open session's (it names the model the engine chose): not yet.
-      expect(first).not.toContain('Working in');
+      // TUIX-9: the first screen says where and with which model, though the session is not open yet.
+      expect(first).toMatch(/Working in \S*crystal-ws-\S* with ollama\/fake-model, Work mode\./);
       await session.type('hello early');
       await session.waitFor('Work › hello early');
       session.write('\r');
@@ -142,7 +142,8 @@ describe('the terminal before the engine (issue 22)', () => {
       gate.open();
       await session.waitFor('Early reply.');
       const screen = await session.waitFor('Work › zebra');
-      expect(screen).toContain('Working in');
+      // The session did not add a second welcome: it chose the model the first frame named.
+      expect(session.bufferLines().filter((l) => l.includes('Working in'))).toHaveLength(1);
       expect(screen).toContain('hello early');
       // Sent once, with exactly what was typed before the Enter.
       const chats = fake.requests.filter((r) => r.path.endsWith('/api/chat'));
@@ -165,7 +166,6 @@ describe('the terminal before the engine (issue 22)', () => {
     session.write('\x03');
     await session.waitFor('Starting the session');
     gate.open();
-    await session.waitFor('Working in');
     // At an idle prompt Ctrl+C clears the composer (QUEUE-13), now that the session decided.
     await session.waitFor((s) => s.includes('Type a message') && !s.includes('a draft'));
     session.write('\x03');
@@ -174,6 +174,32 @@ describe('the terminal before the engine (issue 22)', () => {
     const { exitCode } = await session.exited;
     expect(exitCode).toBe(0);
     expect(session.output).toContain('is empty and was not saved');
+  });
+
+  it('TUI-1 (issue 22) SIGTERM before the session is open gives the terminal back and ends the process by the signal, as before', async () => {
+    const h = await held([{ text: 'unused' }], ['--fullscreen']);
+    current = h;
+    const { session, gate } = h;
+    await gate.holding();
+    await session.waitFor('Type a message');
+    session.proc.kill('SIGTERM');
+    const { signal } = await session.exited;
+    expect(signal).toBe(15);
+    // The alternate screen was left: the frame is gone from the screen.
+    expect(session.output.lastIndexOf('\x1b[?1049l')).toBeGreaterThan(session.output.lastIndexOf('\x1b[?1049h'));
+    expect(session.lines().join('\n')).not.toContain('Type a message');
+  });
+
+  it('CLI-8 (issue 22) a corrupt trusted.json paints no frame and names the file, as before', async () => {
+    current = await scenario({ replies: [], config: { workspaceTrust: true } });
+    current.session.kill();
+    await current.session.exited;
+    current.home.writeFile('trusted.json', '{ "trusted": [');
+    const session = PtySession.start({ home: current.home.path, cwd: current.workspace });
+    const { exitCode } = await session.exited;
+    expect(exitCode).toBe(1);
+    expect(session.output).toMatch(/trusted\.json: is not valid JSON/);
+    expect(session.output).not.toContain('\x1b[?2026h');
   });
 
   it('CONF-5 (issue 22) a config.json the first frame could read but the engine refuses gives the same error as before, with no frame left on screen', async () => {
@@ -204,7 +230,9 @@ describe('the terminal before the engine (issue 22)', () => {
     // Rows wrap at the terminal's width: compared without the line breaks and spaces.
     expect(screen.replace(/\s+/g, '')).toContain(message.replace(/\s+/g, ''));
     // The early frame was taken back before the error was written.
+    expect(session.output).toContain('Working in');
     expect(screen).not.toContain('Type a message');
+    expect(screen).not.toContain('Working in');
     expect(screen).not.toContain('fake/fake-model');
   });
 
@@ -227,6 +255,7 @@ describe('the terminal before the engine (issue 22)', () => {
     expect(session.output).not.toContain('\x1b[?2026h');
     session.write('y\r');
     await session.waitFor('Working in');
+    await session.waitFor('Type a message');
   });
 
   it('SETUP-4 (issue 22) no key for the provider: the early frame is taken back and the connect lines are printed as before', async () => {

@@ -236,6 +236,24 @@ export class TerminalApp {
     else this.painter.leave();
   }
 
+  /**
+   * Stops like `stop`, but leaves nothing behind: the full-screen view leaves the alternate
+   * screen, the inline view erases what it painted (a start-up error follows, issue 22).
+   */
+  abandon(): void {
+    if (!this.inlinePainter) {
+      this.stop();
+      return;
+    }
+    this.running = false;
+    this.stopWidthWatch?.();
+    if (this.frameTimer) clearTimeout(this.frameTimer);
+    this.frameTimer = undefined;
+    for (const wake of this.paintedWaiters.splice(0)) wake();
+    this.stopTicker();
+    this.inlinePainter.discard(this.host.size().rows);
+  }
+
   get isRunning(): boolean {
     return this.running;
   }

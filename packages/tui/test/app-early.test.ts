@@ -58,6 +58,24 @@ describe('the app before its host is connected (issue 22)', () => {
     t.app.stop();
   });
 
+  it('TUIX-1 TUIX-2 Esc typed before the host clears the draft once connected; Tab waits too', async () => {
+    const t = earlyApp();
+    t.app.input('abc');
+    t.app.input('\x1b');
+    t.app.input('x');
+    t.app.input('\t');
+    t.app.input('y');
+    await t.app.settled();
+    expect(t.app.composer.text).toBe('abc');
+    const intents = new RecordingIntents();
+    t.app.connect(intents, []);
+    await t.app.settled();
+    // Esc at an idle prompt cleared the composer; Tab completed nothing and changed no mode.
+    expect(t.app.composer.text).toBe('xy');
+    expect(intents.named('togglePlan')).toEqual([]);
+    t.app.stop();
+  });
+
   it('TUI-5 a slash typed before the host gets the host commands once connected', async () => {
     const t = earlyApp();
     t.app.input('/he');

@@ -6,11 +6,12 @@
  */
 import { type StatusView, TerminalApp } from '@crystal/tui';
 import { loadHistory } from './prompt-history.js';
+import { welcome } from './welcome.js';
 
 export interface EarlyTerminal {
   readonly app: TerminalApp;
-  /** A SIGTERM or SIGHUP came before the session was open: it quits once it is. */
-  readonly signalled: boolean;
+  /** The model the welcome panel named (`provider/model`), when the early frame showed it. */
+  readonly welcomed: string | undefined;
   /** Gives the terminal back without a frame left behind (a start-up error or a question follows). */
   abandon(): void;
   /** Hands keys, resize and signals over to `runTerminal` (which installs its own). */
@@ -24,6 +25,8 @@ export interface EarlyOptions {
   readonly workspace: string;
   readonly view: 'inline' | 'fullscreen';
   readonly status: StatusView;
+  /** `provider/model` when flags or config name both (the welcome panel then comes at once). */
+  readonly model: string | undefined;
 }
 
 export function paintEarly(options: EarlyOptions): EarlyTerminal {
@@ -40,14 +43,22 @@ export function paintEarly(options: EarlyOptions): EarlyTerminal {
     deferMarkdown: true,
   });
   app.setHistory(loadHistory(options.home, options.workspace));
-  let signalled = false;
+  if (options.model !== undefined)
+    app.transcript.push(welcome(options.workspace, options.model, options.status.mode, process.env.HOME));
   const onData = (data: string): void => app.input(data);
   const onResize = (): void => app.resize();
-  const onSignal = (): void => {
-    signalled = true;
+  // Before the session is open there is nothing to save: the terminal is given back and the
+  // signal then does what it did before the early frame existed (the process ends by it).
+  const onSignal = (signal: NodeJS.Signals): void => {
+    abandon();
+    process.kill(process.pid, signal);
   };
   const restore = (): void => {
     if (app.isRunning) app.stop();
+  };
+  // An error before the session opened: nothing painted stays (the error is written after it).
+  const discard = (): void => {
+    if (app.isRunning) app.abandon();
   };
   const detach = (): void => {
     stdin.off('data', onData);
@@ -66,19 +77,18 @@ export function paintEarly(options: EarlyOptions): EarlyTerminal {
   app.start();
   stdin.resume();
   let released = false;
+  const abandon = (): void => {
+    if (released) return;
+    released = true;
+    detach();
+    discard();
+    stdin.setRawMode(false);
+    stdin.pause();
+  };
   return {
     app,
-    get signalled() {
-      return signalled;
-    },
-    abandon() {
-      if (released) return;
-      released = true;
-      detach();
-      restore();
-      stdin.setRawMode(false);
-      stdin.pause();
-    },
+    welcomed: options.model,
+    abandon,
     release() {
       released = true;
       detach();

@@ -53,6 +53,7 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
         outputTokens: 0,
         queued: 0,
       },
+      model: peek.model,
     });
     try {
       // Each step evaluates a few milliseconds of the engine; a key typed meanwhile is read and

@@ -3,7 +3,7 @@
  * the display together, and restores the terminal on every way out.
  */
 import { type Config, type SessionController, WorkspaceFileIndex } from '@crystal/engine';
-import { PanelEntry, TerminalApp } from '@crystal/tui';
+import { TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
 import type { EarlyTerminal } from './early.js';
 import { pickerCommands, syncMcpPrompts } from './completions.js';
@@ -13,6 +13,7 @@ import { appendHistory, loadHistory } from './prompt-history.js';
 import { openSessionPicker, pickerFor } from './pickers.js';
 import { RewindView } from './rewind.js';
 import { SessionView } from './session-view.js';
+import { welcome } from './welcome.js';
 
 export interface TerminalOptions {
   readonly controller: SessionController;
@@ -74,7 +75,11 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
   app.setStatus(view.status());
   if (!early) app.setHistory(loadHistory(home, workspace));
   if (options.replay) view.replayRecent();
-  else app.transcript.push(welcome(controller, process.env.HOME));
+  else {
+    // The early frame showed the welcome already when it knew the model the session chose.
+    const model = `${controller.session.provider}/${controller.session.model}`;
+    if (early?.welcomed !== model) app.transcript.push(welcome(workspace, model, controller.mode, process.env.HOME));
+  }
   if (controller.queue.length > 0) app.setQueue(controller.queue.map((i) => ({ kind: i.kind, text: i.text })));
   // A display defect must never break the engine that published the event.
   const unsubscribe = controller.on((event) => {
@@ -144,26 +149,10 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     if (early) app.connect(intents, commands);
     else app.start();
     stdin.resume();
-    if (early) {
-      setImmediate(() => void app.loadMarkdown());
-      if (early.signalled) void controller.quit();
-    }
+    if (early) setImmediate(() => void app.loadMarkdown());
     // MCP-5: servers start once the first frame is on screen, so they never delay it.
     setImmediate(() => controller.startMcp());
     if (options.firstPrompt) controller.submit(options.firstPrompt);
     if (options.resumePicker) void openSessionPicker(controller, (picker) => app.openList(picker));
   });
-}
-
-/** The first screen (TUIX-9): where you are, with what, and three keys worth knowing. */
-function welcome(controller: SessionController, home: string | undefined): PanelEntry {
-  const ws = controller.session.workspace;
-  const where = home && (ws === home || ws.startsWith(`${home}/`)) ? `~${ws.slice(home.length)}` : ws;
-  return new PanelEntry(
-    'Crystal Code',
-    [
-      `Working in ${where} with ${controller.session.provider}/${controller.session.model}, ${controller.mode === 'plan' ? 'Plan' : 'Work'} mode.`,
-      '@ attaches a file · Shift+Tab switches Plan/Work · Esc interrupts · ? lists every key and command',
-    ].join('\n'),
-  );
 }
