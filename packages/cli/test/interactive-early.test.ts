@@ -176,15 +176,15 @@ describe('the terminal before the engine (issue 22)', () => {
     expect(session.output).toContain('is empty and was not saved');
   });
 
-  it('TUI-1 (issue 22) SIGTERM before the session is open gives the terminal back and ends the process by the signal, as before', async () => {
+  it('TUI-1 (issue 22) SIGTERM before the session is open gives the terminal back and exits 143 (128 + 15) through the exit handlers', async () => {
     const h = await held([{ text: 'unused' }], ['--fullscreen']);
     current = h;
     const { session, gate } = h;
     await gate.holding();
     await session.waitFor('Type a message');
     session.proc.kill('SIGTERM');
-    const { signal } = await session.exited;
-    expect(signal).toBe(15);
+    const { exitCode } = await session.exited;
+    expect(exitCode).toBe(143);
     // The alternate screen was left: the frame is gone from the screen.
     expect(session.output.lastIndexOf('\x1b[?1049l')).toBeGreaterThan(session.output.lastIndexOf('\x1b[?1049h'));
     expect(session.lines().join('\n')).not.toContain('Type a message');

@@ -4,6 +4,7 @@
  * applies composer edits at once and holds any key that needs the session (Enter, Ctrl+C, Esc,
  * Tab, …) in order until `runTerminal` connects it. Nothing here imports the engine.
  */
+import { constants } from 'node:os';
 import { type StatusView, TerminalApp } from '@crystal/tui';
 import { loadHistory } from './prompt-history.js';
 import { welcome } from './welcome.js';
@@ -48,10 +49,11 @@ export function paintEarly(options: EarlyOptions): EarlyTerminal {
   const onData = (data: string): void => app.input(data);
   const onResize = (): void => app.resize();
   // Before the session is open there is nothing to save: the terminal is given back and the
-  // signal then does what it did before the early frame existed (the process ends by it).
+  // process exits as a shell reports a signal (128 + its number), through the exit handlers
+  // (the session lock's, the code cache's).
   const onSignal = (signal: NodeJS.Signals): void => {
     abandon();
-    process.kill(process.pid, signal);
+    process.exit(128 + (constants.signals[signal] ?? 0));
   };
   const restore = (): void => {
     if (app.isRunning) app.stop();
