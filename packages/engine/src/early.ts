@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 
 export { UsageError } from './errors.js';
+export { fsOperatorMessage, isExpectedFsError } from './fs-errors.js';
 export { resolveHome } from './home.js';
 export { type ApprovalMode, APPROVAL_MODES, parseApprovalMode } from './approval/modes.js';
 export { type PeekFlags, peekStart, type StartPeek } from './config/peek.js';
@@ -15,8 +16,8 @@ export { type PeekFlags, peekStart, type StartPeek } from './config/peek.js';
 /**
  * The engine in pieces, its heavy leaves first, each a few milliseconds of module evaluation: a
  * caller that yields to the event loop between them (`await stage()` then `setImmediate`)
- * keeps handling keys while the engine loads. The last one is the whole engine; the others
- * only make it cheaper. A bundler that wraps each lazily imported module (esbuild) evaluates
+ * keeps handling keys while the engine loads. What is left of the engine loads with its first
+ * static import after them (a few modules); the steps only make that cheaper. A bundler that wraps each lazily imported module (esbuild) evaluates
  * exactly the named module and what it imports.
  */
 export const engineStages: readonly (() => Promise<unknown>)[] = [
@@ -30,7 +31,9 @@ export const engineStages: readonly (() => Promise<unknown>)[] = [
   () => import('./config/schema.js'),
   () => import('@crystal/providers'),
   () => import('./config/json-edit.js'),
-  () => import('./index.js'),
+  () => import('./session.js'),
+  () => import('./workspace-tools.js'),
+  () => import('./controller.js'),
 ];
 
 /**
