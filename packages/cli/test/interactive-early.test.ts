@@ -190,6 +190,24 @@ describe('the terminal before the engine (issue 22)', () => {
     expect(session.lines().join('\n')).not.toContain('Type a message');
   });
 
+  it('QUEUE-13 (issue 22) Ctrl+C twice while the session is still opening (a server that does not answer) exits 130 and gives the terminal back', async () => {
+    const h = await held([{ text: 'unused' }]);
+    current = h;
+    const { session, gate } = h;
+    await gate.holding();
+    await session.waitFor('Type a message');
+    await session.type('typed');
+    await session.waitFor('Work › typed');
+    session.write('\x03');
+    await session.waitFor('Starting the session');
+    session.write('\x03');
+    const { exitCode } = await session.exited;
+    expect(exitCode).toBe(130);
+    // Inline: what the early frame painted is erased.
+    expect(session.lines().join('\n')).not.toContain('Working in');
+    expect(session.lines().join('\n')).not.toContain('typed');
+  });
+
   it('CLI-8 (issue 22) a corrupt trusted.json paints no frame and names the file, as before', async () => {
     current = await scenario({ replies: [], config: { workspaceTrust: true } });
     current.session.kill();

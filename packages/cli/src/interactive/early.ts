@@ -46,7 +46,17 @@ export function paintEarly(options: EarlyOptions): EarlyTerminal {
   app.setHistory(loadHistory(options.home, options.workspace));
   if (options.model !== undefined)
     app.transcript.push(welcome(options.workspace, options.model, options.status.mode, process.env.HOME));
-  const onData = (data: string): void => app.input(data);
+  // Ctrl+C keeps its rules once the session is open; pressed twice before, it is the way out of
+  // a start-up that hangs (a server that does not answer), as it was before raw mode came first.
+  let ctrlC = 0;
+  const onData = (data: string): void => {
+    ctrlC += data.split('\x03').length - 1;
+    if (ctrlC >= 2) {
+      abandon();
+      process.exit(130);
+    }
+    app.input(data);
+  };
   const onResize = (): void => app.resize();
   // Before the session is open there is nothing to save: the terminal is given back and the
   // process exits as a shell reports a signal (128 + its number), through the exit handlers
@@ -67,11 +77,13 @@ export function paintEarly(options: EarlyOptions): EarlyTerminal {
     stdout.off('resize', onResize);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
+    process.off('SIGINT', onSignal);
     process.off('exit', restore);
   };
   process.on('exit', restore);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
+  process.on('SIGINT', onSignal);
   stdin.setRawMode(true);
   stdin.setEncoding('utf8');
   stdin.on('data', onData);
