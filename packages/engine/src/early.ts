@@ -17,8 +17,9 @@ export { type PeekFlags, peekStart, type StartPeek } from './config/peek.js';
  * The engine in pieces, its heavy leaves first, each a few milliseconds of module evaluation: a
  * caller that yields to the event loop between them (`await stage()` then `setImmediate`)
  * keeps handling keys while the engine loads. What is left of the engine loads with its first
- * static import after them (a few modules); the steps only make that cheaper. A bundler that wraps each lazily imported module (esbuild) evaluates
- * exactly the named module and what it imports.
+ * static import after them (a few modules); the steps only make that cheaper. A bundler that
+ * wraps each lazily imported module (esbuild) evaluates exactly the named module and what it
+ * imports.
  */
 export const engineStages: readonly (() => Promise<unknown>)[] = [
   // The small ones first: a key typed right after the first frame waits for one of them.
