@@ -42,7 +42,7 @@ describe('the app before its host is connected (issue 22)', () => {
     t.app.stop();
   });
 
-  it('QUEUE-13 TUIX-1 Ctrl+C, Esc, Tab and Shift+Tab before the host wait for it and then keep their rules', async () => {
+  it('QUEUE-13 TUIX-2 Ctrl+C and Shift+Tab before the host wait for it and then keep their rules', async () => {
     const t = earlyApp();
     t.app.input('draft\x03');
     t.app.input('\x1b[Z');
