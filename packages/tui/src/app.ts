@@ -921,6 +921,13 @@ export class TerminalApp {
    */
   painted(): Promise<void> {
     if (!this.running || !this.frameTimer) return Promise.resolve();
+    if (this.frameDue <= this.now()) {
+      // Due already (a key's frame): painted now rather than after the timer's 1 ms floor.
+      clearTimeout(this.frameTimer);
+      this.frameTimer = undefined;
+      this.render();
+      return Promise.resolve();
+    }
     return new Promise((resolve) => this.paintedWaiters.push(resolve));
   }
 
