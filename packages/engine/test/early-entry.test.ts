@@ -18,6 +18,10 @@ const HEAVY = ['crypto', 'http', 'https', 'zlib', 'child_process'];
 describe('@crystal/engine/early (issue 22)', () => {
   it('TUI-1 the entry the first frame is painted from loads none of the engine heavy built-ins; the whole engine loads them all', () => {
     expect(builtinsAfter('early.js').filter((m) => HEAVY.includes(m))).toEqual([]);
-    expect(builtinsAfter('index.js').filter((m) => HEAVY.includes(m)).sort()).toEqual([...HEAVY].sort());
+    expect(
+      builtinsAfter('index.js')
+        .filter((m) => HEAVY.includes(m))
+        .sort(),
+    ).toEqual([...HEAVY].sort());
   });
 });
