@@ -14,10 +14,9 @@
  * Compaction or /clear, which rewrite a transcript, start a new generation file instead.
  * A head that holds `items`/`archive` arrays (older files, exports) loads as before (HIST-7).
  */
-import { randomBytes } from 'node:crypto';
 import { closeSync, promises as fs, openSync, readdirSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChatMessage, Usage } from '@crystal/core';
+import { type ChatMessage, type Usage, uniqueHex } from '@crystal/core';
 import { writeFileAtomic } from './atomic-write.js';
 import { UsageError } from './errors.js';
 import { describeFsError } from './fs-errors.js';
@@ -74,7 +73,7 @@ interface LogHead {
 
 export function newSessionId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${stamp}-${randomBytes(3).toString('hex')}`;
+  return `${stamp}-${uniqueHex(3)}`;
 }
 
 export function sessionsDir(home: string): string {
