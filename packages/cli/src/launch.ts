@@ -132,7 +132,9 @@ export function launch(bundle: string, argv: readonly string[]): void {
   const prefix = `${CRYSTAL_BUNDLE_HASH}-${process.version}-${process.arch}-`;
   const file = dir === undefined ? undefined : join(dir, `${prefix}${cacheKindOf(argv)}.v8`);
   const cachedData = file === undefined ? undefined : readCache(file);
-  const source = readFileSync(bundle, 'utf8');
+  // The bundle is pure ASCII (scripts/bundle.mjs refuses a non-ASCII byte), so latin1 reads the same
+  // text without UTF-8 validation: ~1 ms less per start (issue 22 item 4).
+  const source = readFileSync(bundle, 'latin1');
   const script = new Script(Module.wrap(source), {
     filename: bundle,
     ...(cachedData ? { cachedData } : {}),
