@@ -13,13 +13,21 @@
  */
 import { createRequire } from 'node:module';
 
-const load = createRequire(import.meta.url);
+let load: ((name: string) => unknown) | undefined;
+
+/** `process.getBuiltinModule` (Node 20.16+), else a `require` made at the first load (not at module init). */
+function loader(): (name: string) => unknown {
+  if (load) return load;
+  const getBuiltin = (process as { getBuiltinModule?: (name: string) => unknown }).getBuiltinModule;
+  load = getBuiltin ? (name) => getBuiltin.call(process, name) : createRequire(import.meta.url);
+  return load;
+}
 
 /** A getter for the built-in `name` (`node:` prefix required), loaded on its first call. */
 export function lazyBuiltin<T>(name: `node:${string}`): () => T {
   let loaded: T | undefined;
   return () => {
-    loaded ??= load(name) as T;
+    loaded ??= loader()(name) as T;
     return loaded;
   };
 }
