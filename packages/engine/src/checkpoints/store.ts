@@ -114,6 +114,8 @@ export interface FileManifest {
   readonly chunks: ReadonlyArray<readonly [string, number]>;
 }
 
+/** Pack indexes read at once by `loadPacks`. */
+const INDEX_READS = 16;
 /** A pack is written once this many deflated bytes are gathered (tests make it small to get many packs). */
 const PACK_BYTES = Number(process.env.CRYSTAL_CHECKPOINT_TEST_PACK_BYTES) || 8 * 1024 * 1024;
 /** Test seam: pack N stops between its pack file and its index, so a test can kill -9 there. */
@@ -175,12 +177,20 @@ export class ChunkStore {
     } catch {
       return packed;
     }
-    for (const name of names) {
-      if (!name.endsWith('.idx') || this.packsRead.has(name)) continue;
+    // Read 16 at a time (one after another, a Home with 400 packs took ~100 ms here); parsed in order.
+    const wanted = names.filter((name) => name.endsWith('.idx') && !this.packsRead.has(name));
+    const texts: Array<Promise<string>> = [];
+    for (let i = 0; i < wanted.length; i += INDEX_READS) {
+      const batch = wanted.slice(i, i + INDEX_READS).map((name) => fs.readFile(join(this.packDir, name), 'utf8'));
+      for (const read of batch) read.catch(() => undefined);
+      await Promise.allSettled(batch);
+      texts.push(...batch);
+    }
+    for (const [i, name] of wanted.entries()) {
       const pack = name.slice(0, -4);
       try {
         this.indexesRead++;
-        const rows = JSON.parse(await fs.readFile(join(this.packDir, name), 'utf8')) as unknown;
+        const rows = JSON.parse(await (texts[i] as Promise<string>)) as unknown;
         if (!Array.isArray(rows) || !HASH.test(pack)) continue;
         for (const row of rows) {
           // A damaged or hostile index names nothing it cannot hold: a piece is a chunk or a manifest, never huge.
