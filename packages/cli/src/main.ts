@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
 
 /** A UsageError (a bad flag, a malformed config, nothing to resume) is the operator's to fix: one line, exit 1. */
 async function report(error: unknown): Promise<void> {
-  const { UsageError, isExpectedFsError, fsOperatorMessage } = await import('@crystal/engine');
+  const { UsageError, isExpectedFsError, fsOperatorMessage } = await import('@crystal/engine/early');
   // REL-13: an expected file-system failure (ENOSPC, EROFS, ENOENT, EACCES, …) says what failed,
   // the path and what to do; only a defect shows a stack.
   const text =

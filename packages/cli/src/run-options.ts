@@ -1,7 +1,8 @@
 /** Parses and checks `crystal run` options (CLI-2); any problem is a UsageError (exit 1). */
 import { parseArgs } from 'node:util';
 import { MAX_TIMER_SECONDS, THINKING_EFFORTS, type RunLimits, type ThinkingEffort } from '@crystal/core';
-import { type ApprovalMode, type ApprovalModelFlags, parseApprovalMode, UsageError } from '@crystal/engine';
+import type { ApprovalModelFlags } from '@crystal/engine';
+import { type ApprovalMode, parseApprovalMode, UsageError } from '@crystal/engine/early';
 
 export type RunFormat = 'text' | 'json' | 'stream-json';
 

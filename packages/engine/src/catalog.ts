@@ -70,13 +70,30 @@ export interface Selection {
   readonly model: ModelSettings;
 }
 
+/** The provider the flags (CLI-6) and config choose, before the catalog is asked. */
+export function chosenProvider(
+  config: Pick<Config, 'provider'>,
+  flags: { provider?: string | undefined; model?: string | undefined },
+): string {
+  return flags.provider ?? config.provider ?? DEFAULT_PROVIDER;
+}
+
+/** The model id named by the flags or by config for that provider; undefined leaves it to the catalog. */
+export function chosenModel(
+  config: Pick<Config, 'provider' | 'model'>,
+  flags: { provider?: string | undefined; model?: string | undefined },
+): string | undefined {
+  const sameProvider = flags.provider === undefined || flags.provider === config.provider;
+  return flags.model ?? (sameProvider ? config.model : undefined);
+}
+
 /** Picks provider and model: flags (CLI-6) over config; a model outside the catalog is refused (CONF-6). */
 export function selectModel(
   config: Config,
   flags: { provider?: string | undefined; model?: string | undefined } = {},
 ): Selection {
   const catalog = catalogOf(config);
-  const providerName = flags.provider ?? config.provider ?? DEFAULT_PROVIDER;
+  const providerName = chosenProvider(config, flags);
   // REL-12: own entries only; "constructor" or "toString" are not providers or models.
   const provider = Object.hasOwn(catalog, providerName) ? catalog[providerName] : undefined;
   if (!provider) {
@@ -85,8 +102,7 @@ export function selectModel(
     );
   }
   const ids = Object.keys(provider.models);
-  const sameProvider = flags.provider === undefined || flags.provider === config.provider;
-  let modelId = flags.model ?? (sameProvider ? config.model : undefined);
+  let modelId = chosenModel(config, flags);
   if (modelId === undefined && providerName === DEFAULT_PROVIDER && provider.models[DEFAULT_MODEL]) modelId = DEFAULT_MODEL;
   if (modelId === undefined) {
     if (ids.length !== 1) {

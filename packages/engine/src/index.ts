@@ -45,3 +45,4 @@ export * from './tool-summary.js';
 export * from './shell-escape.js';
 export * from './extensions/index.js';
 export * from './agents/index.js';
+export { engineStages, type PeekFlags, peekStart, type StartPeek } from './early.js';

@@ -6,9 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { writeFileAtomic } from './atomic-write.js';
 import { ConfigError } from './errors.js';
-import { findGitRoot } from './tools/builtin/walker.js';
+import { findGitRoot } from './tools/builtin/git-root.js';
 import { realPath } from './tools/fence.js';
 
 export function trustFile(home: string): string {
@@ -53,8 +52,11 @@ export function isTrusted(home: string, workspace: string): boolean {
 export async function trustWorkspace(home: string, workspace: string): Promise<string> {
   const root = trustRoot(home, workspace);
   const trusted = readTrusted(home);
-  if (!trusted.includes(root))
+  if (!trusted.includes(root)) {
+    // Loaded here: the check above runs before the engine loads (interactive/early.ts), the writer needs node:crypto.
+    const { writeFileAtomic } = await import('./atomic-write.js');
     await writeFileAtomic(trustFile(home), `${JSON.stringify({ trusted: [...trusted, root] }, null, 2)}\n`);
+  }
   return root;
 }
 

@@ -57,7 +57,13 @@ export interface AppHost {
 
 export interface AppOptions {
   readonly host: AppHost;
-  readonly intents: Intents;
+  /**
+   * Omitted when the frame is painted before the host can act (issue 22: the terminal paints
+   * and takes keys before the engine loads): keys that only edit the composer apply at once;
+   * the first key that needs the host (Enter, Tab, Esc, Ctrl+C, …) waits, with every key after
+   * it, in order, until `connect`.
+   */
+  readonly intents?: Intents;
   readonly status: StatusView;
   readonly commands?: readonly PickerCommand[];
   /** Home folder shown as `~` in the status bar. */
@@ -69,7 +75,24 @@ export interface AppOptions {
    * region repaints, no mouse capture; `fullscreen`: the alternate-screen view.
    */
   readonly view?: 'inline' | 'fullscreen';
+  /** The host calls `loadMarkdown()` itself (once its own start-up is done) instead of `start()`. */
+  readonly deferMarkdown?: boolean;
 }
+
+/** The notice while a key waits for `connect`. */
+const WAITING_FOR_HOST = 'Starting the session… the keys typed so far are kept and handled in order.';
+
+/** Stands in until `connect`; never called, since keys that need the host wait for it. */
+const NO_HOST: Intents = {
+  submit: () => undefined,
+  ctrlC: () => 'clear-composer',
+  togglePlan: () => undefined,
+  answerApproval: () => undefined,
+  answerQuestion: () => undefined,
+  pasteImage: async () => ({ error: 'The session is still starting.' }),
+  cancelSide: () => undefined,
+  clearSideThread: () => undefined,
+};
 
 export class TerminalApp {
   readonly transcript = new Transcript();
@@ -79,7 +102,9 @@ export class TerminalApp {
   readonly view: 'inline' | 'fullscreen';
   private readonly decoder = new InputDecoder();
   private readonly picker: SlashPicker;
-  private readonly intents: Intents;
+  private intents: Intents;
+  private connected: boolean;
+  private readonly deferMarkdown: boolean;
   private readonly host: AppHost;
   private readonly now: () => number;
 
@@ -118,7 +143,9 @@ export class TerminalApp {
 
   constructor(options: AppOptions) {
     this.host = options.host;
-    this.intents = options.intents;
+    this.intents = options.intents ?? NO_HOST;
+    this.connected = options.intents !== undefined;
+    this.deferMarkdown = options.deferMarkdown === true;
     this.status = options.status;
     this.now = options.now ?? Date.now;
     this.painter = new Painter((data) => this.host.write(data));
@@ -140,13 +167,58 @@ export class TerminalApp {
     else this.painter.enter(this.title);
     this.render();
     if (this.events.length > 0) void this.drain();
-    const relayout = (): void => {
-      this.transcript.invalidate();
-      invalidateSidePanel();
-      this.requestFrame();
-    };
-    void loadMarkdown().then(relayout);
-    this.stopWidthWatch = onExactWidths(relayout);
+    if (!this.deferMarkdown) void this.loadMarkdown();
+    this.stopWidthWatch = onExactWidths(() => this.relayout());
+  }
+
+  private relayout(): void {
+    this.transcript.invalidate();
+    invalidateSidePanel();
+    this.requestFrame();
+  }
+
+  /** Loads the Markdown lexer (once) and lays the transcript out again with it. */
+  loadMarkdown(): Promise<void> {
+    return loadMarkdown().then(() => this.relayout());
+  }
+
+  /**
+   * The host is ready (see `AppOptions.intents`): its intents and its slash commands; the keys
+   * that waited are handled now, in the order they were typed.
+   */
+  connect(intents: Intents, commands?: readonly PickerCommand[]): void {
+    this.intents = intents;
+    this.connected = true;
+    if (commands) this.picker.setCommands(commands);
+    if (this.noticeText?.text === WAITING_FOR_HOST) this.noticeText = undefined;
+    this.requestFrame(true);
+    void this.drain();
+  }
+
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
+  /**
+   * Before `connect`: whether a key only edits the composer (applied at once) or needs the host
+   * (it waits). Conservative: anything that might call an intent waits.
+   */
+  private local(event: InputEvent): boolean {
+    switch (event.type) {
+      case 'text':
+        return !(event.text === '?' && this.composer.isEmpty);
+      case 'paste':
+      case 'alt':
+      case 'wheel':
+        return true;
+      case 'ctrl':
+        return 'jwaeukdl'.includes(event.letter);
+      case 'key':
+        if (event.name === 'enter') return event.alt === true;
+        return ['left', 'right', 'home', 'end', 'backspace', 'delete', 'up', 'down', 'pageup', 'pagedown'].includes(event.name);
+      default:
+        return false;
+    }
   }
 
   private stopWidthWatch: (() => void) | undefined;
@@ -157,10 +229,29 @@ export class TerminalApp {
     this.stopWidthWatch?.();
     if (this.frameTimer) clearTimeout(this.frameTimer);
     this.frameTimer = undefined;
+    for (const wake of this.paintedWaiters.splice(0)) wake();
     this.stopTicker();
     // Inline: everything still on screen goes to the scroll-back, so the conversation stays.
     if (this.inlinePainter) this.inlinePainter.leave(this.takeCommitted(this.width(), true));
     else this.painter.leave();
+  }
+
+  /**
+   * Stops like `stop`, but leaves nothing behind: the full-screen view leaves the alternate
+   * screen, the inline view erases what it painted (a start-up error follows, issue 22).
+   */
+  abandon(): void {
+    if (!this.inlinePainter) {
+      this.stop();
+      return;
+    }
+    this.running = false;
+    this.stopWidthWatch?.();
+    if (this.frameTimer) clearTimeout(this.frameTimer);
+    this.frameTimer = undefined;
+    for (const wake of this.paintedWaiters.splice(0)) wake();
+    this.stopTicker();
+    this.inlinePainter.discard(this.host.size().rows);
   }
 
   get isRunning(): boolean {
@@ -285,7 +376,8 @@ export class TerminalApp {
 
   /** Resolves once every queued key has been handled (tests). */
   async settled(): Promise<void> {
-    while (this.draining || (this.running && this.events.length > 0)) await new Promise((r) => setImmediate(r));
+    const waiting = (): boolean => this.events.length > 0 && (this.connected || this.local(this.events[0] as InputEvent));
+    while (this.draining || (this.running && waiting())) await new Promise((r) => setImmediate(r));
   }
 
   private async drain(): Promise<void> {
@@ -294,6 +386,11 @@ export class TerminalApp {
     try {
       // A stopped frame (the host reads the terminal itself, `/login`) leaves the rest unread.
       while (this.events.length > 0 && this.running) {
+        // Before the host is connected, a key that needs it waits (with the rest) for `connect`.
+        if (!this.connected && !this.local(this.events[0] as InputEvent)) {
+          this.notice(WAITING_FOR_HOST);
+          break;
+        }
         const event = this.events.shift() as InputEvent;
         const { cols, rows } = this.host.size();
         if (tooSmall(cols, rows) && !(event.type === 'ctrl' && event.letter === 'c')) {
@@ -816,6 +913,23 @@ export class TerminalApp {
   }
 
   private lastViewport = 1;
+  private paintedWaiters: (() => void)[] = [];
+
+  /**
+   * Resolves once no frame is waiting to be painted: a host that does long work in steps (the
+   * engine loading after the first frame, issue 22) lets a typed key echo between them.
+   */
+  painted(): Promise<void> {
+    if (!this.running || !this.frameTimer) return Promise.resolve();
+    if (this.frameDue <= this.now()) {
+      // Due already (a key's frame): painted now rather than after the timer's 1 ms floor.
+      clearTimeout(this.frameTimer);
+      this.frameTimer = undefined;
+      this.render();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.paintedWaiters.push(resolve));
+  }
 
   /** Composes and paints one frame now. */
   render(): void {
@@ -827,6 +941,7 @@ export class TerminalApp {
     else this.painter.paint(this.compose(cols, rows, now), cols, rows);
     this.frames++;
     this.updateTicker();
+    if (this.paintedWaiters.length > 0) for (const wake of this.paintedWaiters.splice(0)) wake();
   }
 
   private needsTicker(): boolean {

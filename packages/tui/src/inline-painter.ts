@@ -46,6 +46,8 @@ export class InlinePainter {
   private cursorShown = false;
   private active = false;
   private fresh = true;
+  /** Rows committed above the live region since `enter` (what `discard` may take back). */
+  private committedRows = 0;
   last: PaintStats = { rowsWritten: 0, bytes: 0 };
 
   constructor(private readonly write: (data: string) => void) {}
@@ -55,6 +57,7 @@ export class InlinePainter {
     this.fresh = true;
     this.previous = [];
     this.cursorRow = 0;
+    this.committedRows = 0;
     this.write(`${TITLE_PUSH}${setTitle(title)}${CURSOR_HIDE}${BRACKETED_PASTE_ON}`);
   }
 
@@ -70,6 +73,22 @@ export class InlinePainter {
     this.write(`${out}${RESET}${BRACKETED_PASTE_OFF}${CURSOR_SHOW}${TITLE_POP}`);
   }
 
+  /**
+   * Gives the terminal back with nothing of this session left on it: the live region and, when
+   * they are still on the screen (`rows` high), the rows committed since `enter` are erased. For
+   * a start-up that failed after its first frame (issue 22), so its error stands alone.
+   */
+  discard(rows: number): void {
+    if (!this.active) return;
+    this.active = false;
+    const above = this.cursorRow + this.committedRows + 1 <= rows ? this.committedRows : 0;
+    const out = `${up(this.cursorRow + above)}\r${ERASE_DOWN}`;
+    this.previous = [];
+    this.cursorRow = 0;
+    this.committedRows = 0;
+    this.write(`${out}${RESET}${BRACKETED_PASTE_OFF}${CURSOR_SHOW}${TITLE_POP}`);
+  }
+
   /** Clears the visible screen (the scroll-back stays); the live region starts at the top. */
   clearScreen(): void {
     if (!this.active) return;
@@ -77,6 +96,7 @@ export class InlinePainter {
     this.fresh = true;
     this.previous = [];
     this.cursorRow = 0;
+    this.committedRows = 0;
   }
 
   /** The next paint rewrites the whole live region (the old rows still tell how tall it was). */
@@ -111,6 +131,7 @@ export class InlinePainter {
       else out += '\r';
       out += ERASE_DOWN;
       for (const row of frame.committed) out += `${row}${RESET}\r\n`;
+      this.committedRows += frame.committed.length;
       live.forEach((row, i) => {
         out += `${row}${RESET}${i < live.length - 1 ? '\r\n' : ''}`;
       });

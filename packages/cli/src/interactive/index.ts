@@ -3,21 +3,18 @@
  * flags as in `crystal run`, plus `-r/--resume ID` and `--continue`. A missing or empty
  * session exits non-zero before the terminal UI starts. Output that is not a terminal falls
  * back to sequential plain text (TUI-7).
+ *
+ * Ready sooner (issue 22): on a terminal, a new session in a trusted workspace paints its first
+ * frame and takes keys before the engine loads (early.ts, from `@crystal/engine/early` alone),
+ * then loads the engine in steps with the keys handled between them, and opens the session
+ * (open.ts). A resume, `-r`, the trust question, plain output and a config the peek cannot
+ * read load the engine first, as before.
  */
 import { resolve } from 'node:path';
-import {
-  assertConnectable,
-  loadConfig,
-  resolveHome,
-  SessionController,
-  UsageError,
-  withServedOllamaModels,
-} from '@crystal/engine';
-import { type ClipboardReader, defaultClipboardReader } from './clipboard.js';
-import { parseInteractiveOptions } from './options.js';
-import { ensureTrusted } from '../trust-prompt.js';
-import { runPlain } from './plain.js';
-import { runTerminal } from './terminal.js';
+import { engineStages, peekStart, resolveHome, type StartPeek } from '@crystal/engine/early';
+import type { ClipboardReader } from './clipboard.js';
+import { type EarlyTerminal, paintEarly } from './early.js';
+import { type InteractiveOptions, parseInteractiveOptions } from './options.js';
 
 /** TUIX-8: the view when neither `--fullscreen`/`--inline` nor `terminalView` says. */
 export const DEFAULT_VIEW: 'inline' | 'fullscreen' = 'inline';
@@ -35,76 +32,56 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   const options = parseInteractiveOptions(argv);
   const home = resolveHome(options.home);
   const workspace = resolve(options.workspace ?? process.cwd());
-  // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
-  const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
-  // SETUP-4: no key means a few lines on connecting a provider, before any trust question.
-  if (options.resume === undefined && !options.continue) assertConnectable(home, config, options);
-  await ensureTrusted(home, workspace, config, {
-    stdin: deps.stdin ?? process.stdin,
-    stdout: deps.stdout ?? process.stdout,
-  });
-  const terminal = Boolean((deps.stdout ?? process.stdout).isTTY && (deps.stdin ?? process.stdin).isTTY);
-  const controller = await SessionController.open({
-    // MCP-5: the terminal starts MCP servers after its first frame.
-    deferMcpStart: terminal,
-    home,
-    workspace,
-    config,
-    provider: options.provider,
-    model: options.model,
-    thinking: options.thinking,
-    limits: options.limits,
-    approval: options.approval,
-    approvalModel: options.approvalModel,
-    plan: options.plan,
-    bashTimeoutSeconds: options.bashTimeoutSeconds,
-    skills: options.skills,
-    resume: options.resume,
-    continueLatest: options.continue,
-    // A resume shows the archive's end; the rest is read only when asked for (issue 22 item 5).
-    deferArchive: true,
-    surface: 'terminal',
-  });
-  const resuming = options.resume !== undefined || options.continue;
-  if (resuming && controller.session.historyLength === 0) {
-    await controller.close().catch(() => undefined);
-    throw new UsageError(
-      `Session ${controller.session.id} is empty; there is nothing to resume. Start a new session with 'crystal'.`,
-    );
-  }
   const stdin = deps.stdin ?? process.stdin;
   const stdout = deps.stdout ?? process.stdout;
-  if (options.resumePicker && !(stdout.isTTY && stdin.isTTY)) {
-    await controller.close().catch(() => undefined);
-    throw new UsageError("--resume without an id opens a picker, which needs a terminal; pass the id: 'crystal --resume ID'.");
+  const peek = earlyPeek(options, home, workspace, stdin, stdout);
+  let early: EarlyTerminal | undefined;
+  if (peek) {
+    early = paintEarly({
+      stdin,
+      stdout,
+      home,
+      workspace,
+      view: options.view ?? peek.terminalView ?? DEFAULT_VIEW,
+      status: {
+        mode: options.plan ? 'plan' : 'work',
+        approval: peek.approval,
+        // Only what the session will show: a model the flags and config leave to the catalog waits.
+        model: peek.model ?? '…',
+        workspace,
+        inputTokens: 0,
+        outputTokens: 0,
+        queued: 0,
+      },
+      model: peek.model,
+    });
+    try {
+      // Each step evaluates a few milliseconds of the engine; a key typed meanwhile is read and
+      // echoed between two of them (the echo's frame is painted before the next step starts).
+      for (const stage of engineStages) {
+        await stage();
+        await new Promise<void>((r) => setImmediate(r));
+        await early.app.painted();
+      }
+    } catch (error) {
+      early.abandon();
+      throw error;
+    }
   }
-  const sessionId =
-    stdout.isTTY && stdin.isTTY
-      ? await runTerminal({
-          controller,
-          config,
-          home,
-          replay: resuming,
-          resumePicker: options.resumePicker === true,
-          view: options.view ?? config.terminalView ?? DEFAULT_VIEW,
-          readClipboard: deps.readClipboardImage ?? defaultClipboardReader(),
-          stdin,
-          stdout,
-          firstPrompt: deps.firstPrompt,
-        })
-      : await runPlain({ controller, stdin, stdout });
-  const saved = controller.session.historyLength > 0;
-  // REL-3: "saved" only when the last save really landed; otherwise the path, the reason and exit 1.
-  const failed = controller.session.saveError;
-  controller.session.release();
-  if (saved && failed) {
-    process.stderr.write(`crystal: session ${sessionId} was NOT saved to ${failed.path}: ${failed.message}\n`);
-    return 1;
-  }
-  process.stdout.write(
-    saved
-      ? `Session ${sessionId} saved. Continue it with: crystal --resume ${sessionId}\n`
-      : `Session ${sessionId} is empty and was not saved.\n`,
-  );
-  return 0;
+  const { openInteractive } = await import('./open.js');
+  return openInteractive(options, deps, { home, workspace, stdin, stdout, early });
+}
+
+/** What the first frame needs, when a new session on a terminal may paint before the engine loads. */
+function earlyPeek(
+  options: InteractiveOptions,
+  home: string,
+  workspace: string,
+  stdin: NodeJS.ReadStream,
+  stdout: NodeJS.WriteStream,
+): StartPeek | undefined {
+  if (!(stdin.isTTY && stdout.isTTY)) return undefined;
+  if (options.resume !== undefined || options.continue || options.resumePicker) return undefined;
+  const peek = peekStart(home, workspace, options);
+  return peek && !peek.trustNeeded ? peek : undefined;
 }

@@ -2,7 +2,7 @@
  * Session flags of `crystal` (CLI-1): the same as `crystal run` (CLI-2) minus the run-only
  * ones, plus `-r/--resume ID` and `--continue`. Problems are UsageErrors (exit 1).
  */
-import { UsageError } from '@crystal/engine';
+import { UsageError } from '@crystal/engine/early';
 import { parseRunOptions, type RunOptions } from '../run-options.js';
 
 export type InteractiveOptions = Omit<RunOptions, 'prompt' | 'format' | 'images' | 'showThinking'> & {

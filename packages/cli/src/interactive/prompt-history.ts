@@ -3,8 +3,8 @@
  * `{"workspace","text"}` object per line, the newest 200 text-only entries per workspace.
  * It is read before the first frame (only its last 2 MiB), so Up works at once.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+// node:fs's callback `appendFile`, not node:fs/promises: this module is read before the first frame (issue 22).
+import { appendFile, closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const HISTORY_LIMIT = 200;
@@ -44,5 +44,7 @@ export function loadHistory(home: string, workspace: string): string[] {
 }
 
 export function appendHistory(home: string, workspace: string, text: string): Promise<void> {
-  return appendFile(historyPath(home), `${JSON.stringify({ workspace, text })}\n`, { mode: 0o600 }).catch(() => undefined);
+  return new Promise((resolve) =>
+    appendFile(historyPath(home), `${JSON.stringify({ workspace, text })}\n`, { mode: 0o600 }, () => resolve()),
+  );
 }

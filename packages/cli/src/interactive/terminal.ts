@@ -3,8 +3,9 @@
  * the display together, and restores the terminal on every way out.
  */
 import { type Config, type SessionController, WorkspaceFileIndex } from '@crystal/engine';
-import { PanelEntry, TerminalApp } from '@crystal/tui';
+import { TerminalApp } from '@crystal/tui';
 import type { ClipboardReader } from './clipboard.js';
+import type { EarlyTerminal } from './early.js';
 import { pickerCommands, syncMcpPrompts } from './completions.js';
 import { controllerIntents } from './intents.js';
 import { loginInTerminal } from './login.js';
@@ -12,6 +13,7 @@ import { appendHistory, loadHistory } from './prompt-history.js';
 import { openSessionPicker, pickerFor } from './pickers.js';
 import { RewindView } from './rewind.js';
 import { SessionView } from './session-view.js';
+import { welcome } from './welcome.js';
 
 export interface TerminalOptions {
   readonly controller: SessionController;
@@ -25,6 +27,8 @@ export interface TerminalOptions {
   readonly stdin: NodeJS.ReadStream;
   readonly stdout: NodeJS.WriteStream;
   readonly firstPrompt?: string | undefined;
+  /** The frame painted before the engine loaded (issue 22): connected here instead of made. */
+  readonly early?: EarlyTerminal | undefined;
 }
 
 /** Runs until the session quits; resolves the id of the session that was open last. */
@@ -34,40 +38,48 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
   const commands = pickerCommands(home, () => controller.session.workspace, controller.commands());
   let login: ((argument: string) => void) | undefined;
   const files = new WorkspaceFileIndex(() => controller.session.workspace);
-  const app: TerminalApp = new TerminalApp({
-    host: {
-      write: (data) => void stdout.write(data),
-      size: () => ({ cols: stdout.columns || 80, rows: stdout.rows || 24 }),
-    },
-    intents: controllerIntents({
-      controller,
-      readClipboard: options.readClipboard,
-      remember: (text) => void appendHistory(home, workspace, text),
-      login: (argument) => login?.(argument),
-      completePath: (query) => files.complete(query).catch(() => []),
-      notice: (text) => app.notice(text, 'error'),
-      pickers: (text) => pickerFor(text, controller, options.config, (picker) => app.openList(picker)),
-      rewind: () => rewind.open(),
-    }),
-    status: {
-      mode: controller.mode,
-      approval: controller.approvalMode,
-      model: `${controller.session.provider}/${controller.session.model}`,
-      workspace,
-      inputTokens: 0,
-      outputTokens: 0,
-      queued: 0,
-    },
-    commands,
-    home: process.env.HOME,
-    view: options.view ?? 'fullscreen',
+  const early = options.early;
+  const intents = controllerIntents({
+    controller,
+    readClipboard: options.readClipboard,
+    remember: (text) => void appendHistory(home, workspace, text),
+    login: (argument) => login?.(argument),
+    completePath: (query) => files.complete(query).catch(() => []),
+    notice: (text) => app.notice(text, 'error'),
+    pickers: (text) => pickerFor(text, controller, options.config, (picker) => app.openList(picker)),
+    rewind: () => rewind.open(),
   });
+  const app: TerminalApp =
+    early?.app ??
+    new TerminalApp({
+      host: {
+        write: (data) => void stdout.write(data),
+        size: () => ({ cols: stdout.columns || 80, rows: stdout.rows || 24 }),
+      },
+      intents,
+      status: {
+        mode: controller.mode,
+        approval: controller.approvalMode,
+        model: `${controller.session.provider}/${controller.session.model}`,
+        workspace,
+        inputTokens: 0,
+        outputTokens: 0,
+        queued: 0,
+      },
+      commands,
+      home: process.env.HOME,
+      view: options.view ?? 'fullscreen',
+    });
   const view = new SessionView(app, controller, options.config);
   const rewind = new RewindView(app, controller);
   app.setStatus(view.status());
-  app.setHistory(loadHistory(home, workspace));
+  if (!early) app.setHistory(loadHistory(home, workspace));
   if (options.replay) view.replayRecent();
-  else app.transcript.push(welcome(controller, process.env.HOME));
+  else {
+    // The early frame showed the welcome already when it knew the model the session chose.
+    const model = `${controller.session.provider}/${controller.session.model}`;
+    if (early?.welcomed !== model) app.transcript.push(welcome(workspace, model, controller.mode, process.env.HOME));
+  }
   if (controller.queue.length > 0) app.setQueue(controller.queue.map((i) => ({ kind: i.kind, text: i.text })));
   // A display defect must never break the engine that published the event.
   const unsubscribe = controller.on((event) => {
@@ -127,28 +139,20 @@ export function runTerminal(options: TerminalOptions): Promise<string> {
     process.on('uncaughtException', onCrash);
     process.on('SIGTERM', onSignal);
     process.on('SIGHUP', onSignal);
+    // The early frame's listeners give way to these; no key is lost between (this runs at once).
+    early?.release();
     if (stdin.isTTY) stdin.setRawMode(true);
     stdin.setEncoding('utf8');
     stdin.on('data', onData);
     stdout.on('resize', onResize);
-    app.start();
+    // The keys typed before the session was open are handled now, in order (Enter sends once).
+    if (early) app.connect(intents, commands);
+    else app.start();
     stdin.resume();
+    if (early) setImmediate(() => void app.loadMarkdown());
     // MCP-5: servers start once the first frame is on screen, so they never delay it.
     setImmediate(() => controller.startMcp());
     if (options.firstPrompt) controller.submit(options.firstPrompt);
     if (options.resumePicker) void openSessionPicker(controller, (picker) => app.openList(picker));
   });
-}
-
-/** The first screen (TUIX-9): where you are, with what, and three keys worth knowing. */
-function welcome(controller: SessionController, home: string | undefined): PanelEntry {
-  const ws = controller.session.workspace;
-  const where = home && (ws === home || ws.startsWith(`${home}/`)) ? `~${ws.slice(home.length)}` : ws;
-  return new PanelEntry(
-    'Crystal Code',
-    [
-      `Working in ${where} with ${controller.session.provider}/${controller.session.model}, ${controller.mode === 'plan' ? 'Plan' : 'Work'} mode.`,
-      '@ attaches a file · Shift+Tab switches Plan/Work · Esc interrupts · ? lists every key and command',
-    ].join('\n'),
-  );
 }

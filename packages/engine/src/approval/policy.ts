@@ -20,17 +20,9 @@ import { GrantStore, grantFor, NETWORK_ASK_TOOL } from './grants.js';
 import { type Reviewer, type ReviewVerdict, reviewerDeniedText } from './reviewer/reviewer.js';
 import { approvedNetwork, type SandboxFacts, sandboxContains } from './sandbox-rule.js';
 
-export type ApprovalMode = 'default' | 'edit' | 'review' | 'audit' | 'full';
-/** The `/approval` cycle order (§6.4): Default → Edit → Review → Audit → Full. */
-export const APPROVAL_MODES: readonly ApprovalMode[] = ['default', 'edit', 'review', 'audit', 'full'];
+import { type ApprovalMode, APPROVAL_MODES, parseApprovalMode } from './modes.js';
 
-/** A mode name as config and flags spell it; legacy `autoedit` is edit, `fullreview`/`full-review` are audit (§2.2). */
-export function parseApprovalMode(value: string): ApprovalMode | undefined {
-  const v = value.trim().toLowerCase();
-  if (v === 'autoedit') return 'edit';
-  if (v === 'fullreview' || v === 'full-review') return 'audit';
-  return (APPROVAL_MODES as readonly string[]).includes(v) ? (v as ApprovalMode) : undefined;
-}
+export { type ApprovalMode, APPROVAL_MODES, parseApprovalMode };
 
 export type ApprovalAnswer = 'once' | 'session' | 'always' | 'deny';
 /** TUIX-12: a denial that tells the model what to do instead (the text reaches it in the tool result). */

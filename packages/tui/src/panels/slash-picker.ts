@@ -24,7 +24,15 @@ export class SlashPicker {
   /** Called when async argument completions arrive. */
   onChange: (() => void) | undefined;
 
-  constructor(private readonly commands: readonly PickerCommand[]) {}
+  constructor(private commands: readonly PickerCommand[]) {}
+
+  /** The host's commands arrived (the terminal painted before the engine loaded: issue 22). */
+  setCommands(commands: readonly PickerCommand[]): void {
+    this.commands = commands;
+    const query = this.query;
+    this.query = undefined;
+    if (query !== undefined) this.update(query);
+  }
 
   get open(): boolean {
     return this.entries.length > 0;

@@ -9,12 +9,13 @@
  *   each folder read through a descriptor verified to be that folder (SEC-4: a folder swapped
  *   for a link mid-walk is not listed).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Ignore } from 'ignore';
 import { inHome, isCredentialName, isCredentialPath, isHomeSecret, isWithin, realPath, resolvePath } from '../fence.js';
 import { checkedTarget, type FenceHost, notRegularText, readDirChecked } from '../safe-open.js';
 import { ToolFailure } from './failure.js';
+import { findGitRoot } from './git-root.js';
 
 export const SKIP_DIRS: readonly string[] = ['bin', 'obj', '.git', '.vs', 'node_modules', 'dist'];
 const SKIP = new Set(SKIP_DIRS);
@@ -30,15 +31,7 @@ export function compareNames(a: string, b: string): number {
 }
 
 /** The nearest directory at or above `dir` that holds `.git` (a folder or a worktree file). */
-export function findGitRoot(dir: string): string | undefined {
-  let current = dir;
-  for (;;) {
-    if (existsSync(join(current, '.git'))) return current;
-    const parent = dirname(current);
-    if (parent === current) return undefined;
-    current = parent;
-  }
-}
+export { findGitRoot };
 
 const toPosix = (path: string): string => (sep === '/' ? path : path.split(sep).join('/'));
 
