@@ -141,8 +141,13 @@ export function launch(bundle: string, argv: readonly string[]): void {
     importModuleDynamically: mainLoader as never,
   });
   if (file !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
-    // At exit the functions the command compiled are in the data too.
-    process.once('exit', () => writeCache(file, script.createCachedData(), prefix));
+    // At exit the functions the command compiled are in the data too. Only a command that
+    // succeeded writes it: one that failed or was interrupted early (a config error, Ctrl+C twice
+    // before the terminal's session opened) compiled a fraction of its code, and an accepted
+    // cache is never rewritten, so every later start would compile the rest again.
+    process.once('exit', (code) => {
+      if (code === 0) writeCache(file, script.createCachedData(), prefix);
+    });
   }
   const wrapper = script.runInThisContext() as (
     exports: unknown,
