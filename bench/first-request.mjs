@@ -6,7 +6,7 @@
  * loading plus everything done before the request (config, session, tools, prompt).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,12 +37,12 @@ const providers = { fake: { protocol: 'openai', baseUri, apiKey: 'bench-key', mo
 writeFileSync(join(home, 'config.json'), JSON.stringify({ provider: 'fake', model: 'fake-model', providers }));
 
 /** Spawn to first request, in ms; rejects when the command fails or sends nothing. */
-function once(argv) {
+function once(argv, extraEnv = {}) {
   arrived = undefined;
   const start = performance.now();
   const child = spawn(process.execPath, argv, {
     cwd: root('.'),
-    env: { ...scrubbedEnv(), CRYSTAL_HOME: home },
+    env: { ...scrubbedEnv(), CRYSTAL_HOME: home, ...extraEnv },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -58,7 +58,8 @@ function once(argv) {
 
 try {
   const runs = runCount(10);
-  const subject = [root('packages/cli/bin/crystal.js'), 'run', '--format', 'json', 'hi'];
+  // BENCH_CRYSTAL_BIN: another build's bin, for a before/after comparison.
+  const subject = [process.env.BENCH_CRYSTAL_BIN ?? root('packages/cli/bin/crystal.js'), 'run', '--format', 'json', 'hi'];
   const floor = [root('bench/lib/http-floor.mjs'), baseUri, 'fake-model', 'bench-key'];
   const samples = { subject: [], floor: [] };
   for (let i = 0; i < runs + 2; i++) {
@@ -81,6 +82,29 @@ try {
     runs,
     subject_min_ms: round(Math.min(...samples.subject)),
     baseline_min_ms: round(Math.min(...samples.floor)),
+    environment: 'scrubbed',
+  });
+  // Which Node built-ins each side loaded by its exit (a preloaded probe writes process.moduleLoadList):
+  // what Crystal loads beyond the floor is start-up work the request did not need (issue 22 item 4).
+  const probe = join(home, 'builtins-probe.cjs');
+  writeFileSync(
+    probe,
+    `process.on('exit', () => require('node:fs').writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ') && !m.includes('internal/')).map((m) => m.slice(13)).join('\\n')));\n`,
+  );
+  const loaded = {};
+  for (const [side, argv] of [
+    ['subject', subject],
+    ['floor', floor],
+  ]) {
+    const file = join(home, `${side}.builtins`);
+    await once(argv, { NODE_OPTIONS: `--require ${probe}`, BUILTINS_FILE: file });
+    loaded[side] = readFileSync(file, 'utf8').split('\n');
+  }
+  printFigure({
+    figure: 'first-request: public Node built-ins loaded by crystal run vs the node:http floor',
+    subject_count: loaded.subject.length,
+    baseline_count: loaded.floor.length,
+    beyond_floor: loaded.subject.filter((name) => !loaded.floor.includes(name)).sort(),
     environment: 'scrubbed',
   });
 } finally {

@@ -39,8 +39,12 @@ await build({
   banner: { js: "var __crystalBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   // Native addons stay outside the bundle and load from node_modules when first used.
   external: ['sharp'],
-  // jsonc-parser's `main` is a UMD build that require()s its parts at run time; bundle its ESM build.
-  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+  // jsonc-parser's `main` is a UMD build that require()s its parts at run time; bundle its ESM build,
+  // and of it only the parser: the one use is `parseTree` (engine/src/config/json-edit.ts), and the
+  // ESM main also loads the formatter, which builds 300 KB of indentation strings when it loads (a
+  // third of a young-generation GC at every start; issue 22 item 4). Importing anything else from
+  // 'jsonc-parser' fails the build with "No matching export": point this at main.js again then.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/impl/parser.js' },
   logLevel: 'warning',
 });
 // Pure ASCII, so Node reads it as a one-byte string: seven non-ASCII bytes (two regex literals) made

@@ -132,15 +132,22 @@ export function launch(bundle: string, argv: readonly string[]): void {
   const prefix = `${CRYSTAL_BUNDLE_HASH}-${process.version}-${process.arch}-`;
   const file = dir === undefined ? undefined : join(dir, `${prefix}${cacheKindOf(argv)}.v8`);
   const cachedData = file === undefined ? undefined : readCache(file);
-  const source = readFileSync(bundle, 'utf8');
+  // The bundle is pure ASCII (scripts/bundle.mjs refuses a non-ASCII byte), so latin1 reads the same
+  // text without UTF-8 validation: ~1 ms less per start (issue 22 item 4).
+  const source = readFileSync(bundle, 'latin1');
   const script = new Script(Module.wrap(source), {
     filename: bundle,
     ...(cachedData ? { cachedData } : {}),
     importModuleDynamically: mainLoader as never,
   });
   if (file !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
-    // At exit the functions the command compiled are in the data too.
-    process.once('exit', () => writeCache(file, script.createCachedData(), prefix));
+    // At exit the functions the command compiled are in the data too. Only a command that
+    // succeeded writes it: one that failed or was interrupted early (a config error, Ctrl+C twice
+    // before the terminal's session opened) compiled a fraction of its code, and an accepted
+    // cache is never rewritten, so every later start would compile the rest again.
+    process.once('exit', (code) => {
+      if (code === 0) writeCache(file, script.createCachedData(), prefix);
+    });
   }
   const wrapper = script.runInThisContext() as (
     exports: unknown,

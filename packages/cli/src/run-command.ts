@@ -19,6 +19,10 @@ import { parseRunOptions } from './run-options.js';
 import { guardStdout } from './stdout-guard.js';
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
+  // Once nothing is left to do (every write, save and child done: that is when Node emits
+  // 'beforeExit'), exit without tearing the heap down: ~1 ms of every run (issue 22 item 4).
+  // 'exit' handlers (the session lock, the code cache) still run; the exit code is process.exitCode.
+  process.once('beforeExit', () => process.exit());
   const options = parseRunOptions(argv);
   const prompt = options.prompt ?? (await readStdin());
   if (prompt.trim() === '') throw new UsageError('No prompt: pass it as an argument or on standard input.');

@@ -13,11 +13,11 @@ import { describe, expect, it } from 'vitest';
 
 const bundle = join(crystalBin, '../../dist/crystal.cjs');
 
-/** An unknown command: it loads and runs the bundle (kind "other"), which refuses it with exit 1. */
+/** `crystal sessions` in an empty Home: it loads and runs the bundle (kind "other") and succeeds. */
 async function start(env: Record<string, string | undefined>, home?: string) {
-  const result = await runCrystal(['no-such-command'], { env, ...(home ? { home } : {}) });
-  expect(result.stderr).toBe("crystal: unknown command 'no-such-command'. Run 'crystal --help' for the commands.\n");
-  expect(result.code).toBe(1);
+  const result = await runCrystal(['sessions'], { env, ...(home ? { home } : {}) });
+  expect(result.stdout).toMatch(/^No saved sessions in /);
+  expect(result.code).toBe(0);
   return result;
 }
 
@@ -111,6 +111,16 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
     plantEvilCache(join(folder, name as string), 'PLANTED');
     chmodSync(join(folder, name as string), 0o666);
     await start({ CRYSTAL_COMPILE_CACHE: folder });
+  });
+
+  it('issue 22 item 4 a command that fails writes no cache (it compiled a fraction of its code, and an accepted cache is never rewritten)', async () => {
+    const dir = join(tempDir('crystal-ccache-'), 'compile');
+    const failed = await runCrystal(['no-such-command'], { env: { CRYSTAL_COMPILE_CACHE: dir } });
+    expect(failed.stderr).toBe("crystal: unknown command 'no-such-command'. Run 'crystal --help' for the commands.\n");
+    expect(failed.code).toBe(1);
+    expect(cacheFiles(dir)).toEqual([]);
+    await start({ CRYSTAL_COMPILE_CACHE: dir });
+    expect(cacheFiles(dir)).toHaveLength(1);
   });
 
   it('issue 22 item 4 the bundle is pure ASCII, so Node holds its source as a one-byte string (a non-ASCII byte doubles it)', () => {

@@ -5,3 +5,4 @@ export * from './client.js';
 export * from './tools.js';
 export * from './limits.js';
 export * from './import-outside.js';
+export * from './lazy-builtin.js';

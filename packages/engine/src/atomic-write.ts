@@ -1,13 +1,15 @@
 /** Every write in Home is temp file + fsync + atomic rename: a file is never half-written. */
-import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { uniqueHex } from '@crystal/core';
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
   const dir = dirname(path);
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const handle = await fs.open(temp, 'w', mode);
+  // The name need only differ from other writers' (pid, then random: no node:crypto to load, issue 22
+  // item 4); it is opened exclusively, so nothing already at that name is ever written through.
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${uniqueHex(4)}.tmp`);
+  const handle = await fs.open(temp, 'wx', mode);
   try {
     try {
       await handle.writeFile(data);

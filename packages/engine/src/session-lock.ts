@@ -6,10 +6,10 @@
  * to do; a lock whose process is gone (kill -9, power loss) is taken over. Locks are released
  * when the session is closed and, at the latest, when the process exits.
  */
-import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
+import { uniqueHex } from '@crystal/core';
 import { UsageError } from './errors.js';
 import { describeFsError } from './fs-errors.js';
 import { homePaths } from './home.js';
@@ -77,7 +77,7 @@ export class SessionLock {
     } catch (error) {
       throw describeFsError(error, 'create the sessions folder', dir);
     }
-    const token = randomBytes(8).toString('hex');
+    const token = uniqueHex(8);
     const body = `${JSON.stringify({ ...self(surface), token })}\n`;
     for (let attempt = 0; attempt < 3; attempt++) {
       if (tryCreate(path, body)) {
@@ -167,7 +167,7 @@ function self(surface: string): LockHolder {
  * no other process ever sees a lock that exists but is still empty.
  */
 function tryCreate(path: string, body: string): boolean {
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const temp = `${path}.${process.pid}.${uniqueHex(4)}.tmp`;
   let fd: number;
   try {
     fd = openSync(temp, 'wx', 0o600);

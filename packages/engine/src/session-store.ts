@@ -14,10 +14,9 @@
  * Compaction or /clear, which rewrite a transcript, start a new generation file instead.
  * A head that holds `items`/`archive` arrays (older files, exports) loads as before (HIST-7).
  */
-import { randomBytes } from 'node:crypto';
 import { closeSync, promises as fs, openSync, readdirSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChatMessage, Usage } from '@crystal/core';
+import { type ChatMessage, type Usage, uniqueHex } from '@crystal/core';
 import { writeFileAtomic } from './atomic-write.js';
 import { UsageError } from './errors.js';
 import { describeFsError } from './fs-errors.js';
@@ -74,7 +73,7 @@ interface LogHead {
 
 export function newSessionId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${stamp}-${randomBytes(3).toString('hex')}`;
+  return `${stamp}-${uniqueHex(3)}`;
 }
 
 export function sessionsDir(home: string): string {
@@ -274,8 +273,18 @@ export class SessionFiles {
       created.push(name);
       return name;
     };
-    const archive = await this.persist(dir, this.archive, archiveNow, () => nextFile('archive'), old, tail);
-    const context = await this.persist(dir, this.context, contextBody, () => nextFile('context'), old, false);
+    // Both transcripts are written (and fsynced) at once, the head after both: one disk round trip
+    // less before a turn's first request (issue 22 item 4). Each picks its file name before its
+    // first await, so the generation numbers stay in this order; a failure is thrown only once
+    // both have settled, so the clean-up of `created` never races a write still under way.
+    const [archiveSaved, contextSaved] = await Promise.allSettled([
+      this.persist(dir, this.archive, archiveNow, () => nextFile('archive'), old, tail),
+      this.persist(dir, this.context, contextBody, () => nextFile('context'), old, false),
+    ]);
+    if (archiveSaved.status === 'rejected') throw archiveSaved.reason;
+    if (contextSaved.status === 'rejected') throw contextSaved.reason;
+    const archive = archiveSaved.value;
+    const context = contextSaved.value;
     const head: LogHead = { version: 1, generation, archive: archive.ref, context: context.ref };
     await writeFileAtomic(path, `${JSON.stringify({ ...fields, items: null, archive: null, log: head }, null, 2)}\n`);
     created.length = 0;

@@ -3,7 +3,7 @@
  * character outside `[A-Za-z0-9_-]` becomes `_` (the providers' tool-name alphabet); a name over
  * 64 characters keeps its first 55 and ends in `_` plus 8 hex digits of a hash of the full name.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '@crystal/core';
 
 export const MAX_TOOL_NAME = 64;
 
@@ -14,7 +14,7 @@ export function normalizeName(text: string): string {
 export function mcpToolName(server: string, tool: string): string {
   const name = `mcp__${normalizeName(server)}__${normalizeName(tool)}`;
   if (name.length <= MAX_TOOL_NAME) return name;
-  const hash = createHash('sha256').update(`${server}\u0000${tool}`).digest('hex').slice(0, 8);
+  const hash = sha256Hex(`${server}\u0000${tool}`).slice(0, 8);
   return `${name.slice(0, MAX_TOOL_NAME - 9)}_${hash}`;
 }
 

@@ -14,7 +14,7 @@
  * not join the network of) and dies with the agent (`--die-with-parent`); a holder that is gone
  * is noticed before the next command, which then falls back to its own bridge.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from './child-process.js';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PROXY_PORT } from './proxy.js';

@@ -4,7 +4,7 @@
  * otherwise `bwrap` is looked up on PATH. The answer comes from running bwrap once with the same
  * namespaces a real call uses, so "available" means a real call will start.
  */
-import { execFile } from 'node:child_process';
+import { execFile } from './child-process.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 

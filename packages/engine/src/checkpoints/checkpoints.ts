@@ -21,7 +21,6 @@
  * file and its target: a restore killed with -9 leaves each file old or new, and re-running the
  * rewind finishes it.
  */
-import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs, lstatSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { ChatMessage, ParsedToolCall, ToolResultPart } from '@crystal/core';
@@ -258,7 +257,7 @@ export class Checkpoints {
       // first tool call (`toolCallStreaming`, `aroundBatch`): a turn that only talks needs none of it.
       this.autoPrune ??= this.pruneDaily();
       const log = await this.records();
-      const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))));
+      const contextHash = await this.store.put(Buffer.from(JSON.stringify(toItems(context))), { lookup: 'loaded' });
       const record: TurnRecord = { seq: this.nextSeq(log), kind: 'turn', turn, at, text, context: contextHash };
       log.records.push(record);
       await this.saveLog(log);
@@ -580,7 +579,7 @@ export class Checkpoints {
     const now = options.chat ? chatNow?.() : undefined;
     const record: Omit<RewindRecord, 'seq'> = {
       kind: 'rewind',
-      id: randomUUID(),
+      id: globalThis.crypto.randomUUID(),
       turn: options.to,
       at: new Date().toISOString(),
       undo,
@@ -877,7 +876,7 @@ export class Checkpoints {
     if (bytes.length > this.limits.maxFileBytes) return { kind: 'unrestorable', size: bytes.length, reason: 'too large' };
     if (bytes.length > this.limits.maxBinaryBytes && isBinary(bytes))
       return { kind: 'unrestorable', size: bytes.length, reason: 'binary' };
-    return { kind: 'file', hash: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, mode: stat.mode & 0o777 };
+    return { kind: 'file', hash: sha256(bytes), size: bytes.length, mode: stat.mode & 0o777 };
   }
 }
 

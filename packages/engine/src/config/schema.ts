@@ -63,37 +63,40 @@ export const providerEntrySchema = z.object({
   models: z.optional(z.record(z.string(), modelSchema)),
 });
 
-export const executionBudgetSchema = z.union([
-  z.literal('unlimited'),
-  z.object({
-    maximumModelCalls: z.optional(z.nullable(positiveInt().check(upTo(1_000_000)))),
-    maximumToolCalls: z.optional(z.nullable(z.int().check(z.minimum(0), upTo(1_000_000)))),
-    maximumDurationSeconds: z.optional(z.nullable(positiveInt().check(z.maximum(2147483, TIMER_MAX)))),
-  }),
-]);
+/** Built with its section (issue 22 item 4: a config without one builds nothing of it). */
+const executionBudgetSchema = () =>
+  z.union([
+    z.literal('unlimited'),
+    z.object({
+      maximumModelCalls: z.optional(z.nullable(positiveInt().check(upTo(1_000_000)))),
+      maximumToolCalls: z.optional(z.nullable(z.int().check(z.minimum(0), upTo(1_000_000)))),
+      maximumDurationSeconds: z.optional(z.nullable(positiveInt().check(z.maximum(2147483, TIMER_MAX)))),
+    }),
+  ]);
 
-const sandboxMode = z.enum(['off', 'workspace-write']);
+const sandboxMode = () => z.enum(['off', 'workspace-write']);
 /** SBX-1: `"off"`, `"workspace-write"` (the default where the OS has a sandbox), or the object form with network hosts. */
-export const sandboxSchema = z.union([
-  sandboxMode,
-  z.object({
-    mode: z.optional(sandboxMode),
-    network: z.optional(
-      z.object({
-        allow: z.array(
-          z
-            .string()
-            .check(
-              z.regex(
-                /^(\*|(\*\.)?[A-Za-z0-9.-]+(:\d+)?)$/,
-                'a host name such as "registry.npmjs.org", "*.github.com", "host:port", or "*" for any host',
+const sandboxSchema = () =>
+  z.union([
+    sandboxMode(),
+    z.object({
+      mode: z.optional(sandboxMode()),
+      network: z.optional(
+        z.object({
+          allow: z.array(
+            z
+              .string()
+              .check(
+                z.regex(
+                  /^(\*|(\*\.)?[A-Za-z0-9.-]+(:\d+)?)$/,
+                  'a host name such as "registry.npmjs.org", "*.github.com", "host:port", or "*" for any host',
+                ),
               ),
-            ),
-        ),
-      }),
-    ),
-  }),
-]);
+          ),
+        }),
+      ),
+    }),
+  ]);
 
 /**
  * The sections of `config.json`, each built on first use (issue 22 item 4: building every
@@ -142,7 +145,7 @@ const configSections = {
         maxRetryAfterSeconds: z.optional(z.number().check(z.minimum(0), z.maximum(2147483, TIMER_MAX))),
       }),
     ),
-  executionBudget: () => z.optional(executionBudgetSchema),
+  executionBudget: () => z.optional(executionBudgetSchema()),
   bashTimeoutSeconds: () =>
     z.optional(z.union([positiveInt().check(z.maximum(2147483, TIMER_MAX)), z.null(), z.literal('unlimited')])),
   imageModel: () => z.optional(z.object({ provider: z.string(), model: z.string(), thinkingEffort: z.optional(effort) })),
@@ -174,7 +177,7 @@ const configSections = {
   /** MCP servers in Claude Code's format (MCP-2); each entry is checked by `@crystal/mcp`, a bad one is skipped with a note. */
   mcpServers: () => z.optional(z.record(z.string(), z.unknown())),
   /** SBX-1: the OS sandbox for bash and exec tools. */
-  sandbox: () => z.optional(sandboxSchema),
+  sandbox: () => z.optional(sandboxSchema()),
   /** SEC-6: variables children get although they look like secrets (`pass`). */
   shellEnvironment: () => z.optional(z.object({ pass: z.optional(z.array(z.string().check(z.minLength(1)))) })),
   /** The interactive terminal view (TUIX-8): `inline` (default) or `fullscreen`. */
@@ -220,7 +223,7 @@ export function configSchemaFor(value: unknown): z.ZodMiniObject<ConfigShape> {
 }
 
 export type Config = z.output<z.ZodMiniObject<ConfigShape>>;
-export type SandboxConfig = z.output<typeof sandboxSchema>;
+export type SandboxConfig = z.output<ReturnType<typeof sandboxSchema>>;
 export type ProviderConfig = z.output<typeof providerSchema>;
 export type ProviderEntry = z.output<typeof providerEntrySchema>;
 export type ModelConfig = z.output<typeof modelSchema>;

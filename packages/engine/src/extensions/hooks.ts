@@ -9,7 +9,7 @@
  * reported; any other failure is reported and does not block. A project's hooks are project
  * code: with the OS sandbox on they run inside it, as bash does (SBX-1); Home's run as configured.
  */
-import { spawn } from 'node:child_process';
+import { spawn } from '../tools/lazy-child-process.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolDefinition, ToolInvocationPolicy } from '@crystal/core';

@@ -23,15 +23,22 @@ import {
 
 z.config(en());
 
-const imageSchema = z
-  .object({ mimeType: z.enum(TOOL_IMAGE_MIME_TYPES), base64: z.optional(z.string()), path: z.optional(z.string()) })
-  .check(
-    z.refine((image) => (image.base64 === undefined) !== (image.path === undefined), 'expected exactly one of base64 or path'),
-  );
-const contentSchema = z.object({
-  text: z.optional(z.string()),
-  images: z.optional(z.array(imageSchema).check(z.maxLength(MAX_TOOL_IMAGES, `expected at most ${MAX_TOOL_IMAGES} images`))),
-});
+/** Built at the first content-mode output (issue 22 item 4: not when the engine loads). */
+function buildSchemas() {
+  const imageSchema = z
+    .object({ mimeType: z.enum(TOOL_IMAGE_MIME_TYPES), base64: z.optional(z.string()), path: z.optional(z.string()) })
+    .check(
+      z.refine((image) => (image.base64 === undefined) !== (image.path === undefined), 'expected exactly one of base64 or path'),
+    );
+  const contentSchema = z.object({
+    text: z.optional(z.string()),
+    images: z.optional(z.array(imageSchema).check(z.maxLength(MAX_TOOL_IMAGES, `expected at most ${MAX_TOOL_IMAGES} images`))),
+  });
+  return { imageSchema, contentSchema };
+}
+
+let built: ReturnType<typeof buildSchemas> | undefined;
+type ToolImage = z.output<ReturnType<typeof buildSchemas>['imageSchema']>;
 
 const PREVIEW_CHARS = 200;
 
@@ -56,7 +63,8 @@ export async function parseContentOutput(
   } catch (error) {
     throw new Error(`The tool's output is not valid JSON (${(error as Error).message}). Output: ${preview(stdout)}`);
   }
-  const result = contentSchema.safeParse(value);
+  built ??= buildSchemas();
+  const result = built.contentSchema.safeParse(value);
   if (!result.success) {
     const { path, expectation } = firstProblem(result.error.issues);
     const where = path.length ? `${path.join('.')}: ` : '';
@@ -81,7 +89,7 @@ function joinText(text: string, stderr: string): string {
   return text.endsWith('\n') ? text + stderr : `${text}\n${stderr}`;
 }
 
-async function imagePart(image: z.output<typeof imageSchema>, label: string, workspace: string): Promise<ImagePart> {
+async function imagePart(image: ToolImage, label: string, workspace: string): Promise<ImagePart> {
   if (image.base64 !== undefined) {
     const bytes = decodeBase64(image.base64, label);
     checkToolImage(bytes, image.mimeType, label);

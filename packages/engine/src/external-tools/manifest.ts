@@ -19,69 +19,82 @@ export const SET_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 export const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 const TOOL_NAME_EXPECTED = 'expected a tool name: 1-64 letters, digits, _ or -, starting with a letter';
-const toolName = z.string().check(z.regex(TOOL_NAME, TOOL_NAME_EXPECTED));
-const catalogs = z.array(z.enum(['plan', 'work'])).check(z.minLength(1, 'expected a non-empty list of "plan" and/or "work"'));
-const approval = z.enum(['inherit', 'always']);
-const command = z.array(z.string().check(z.minLength(1, 'expected a non-empty string')));
-const TIMEOUT_EXPECTED = 'expected a positive whole number of seconds or "unlimited"';
-const timeoutSeconds = z.union([
-  z
-    .int(TIMEOUT_EXPECTED)
-    .check(
-      z.positive(TIMEOUT_EXPECTED),
-      z.maximum(MAX_TIMER_SECONDS, `expected at most ${MAX_TIMER_SECONDS} seconds (the runtime timer maximum)`),
+
+/** The manifest schemas, built at the first manifest read (issue 22 item 4: not when the engine loads). */
+function buildSchemas() {
+  const toolName = z.string().check(z.regex(TOOL_NAME, TOOL_NAME_EXPECTED));
+  const catalogs = z.array(z.enum(['plan', 'work'])).check(z.minLength(1, 'expected a non-empty list of "plan" and/or "work"'));
+  const approval = z.enum(['inherit', 'always']);
+  const command = z.array(z.string().check(z.minLength(1, 'expected a non-empty string')));
+  const TIMEOUT_EXPECTED = 'expected a positive whole number of seconds or "unlimited"';
+  const timeoutSeconds = z.union([
+    z
+      .int(TIMEOUT_EXPECTED)
+      .check(
+        z.positive(TIMEOUT_EXPECTED),
+        z.maximum(MAX_TIMER_SECONDS, `expected at most ${MAX_TIMER_SECONDS} seconds (the runtime timer maximum)`),
+      ),
+    z.literal('unlimited', TIMEOUT_EXPECTED),
+  ]);
+  const jsonSchema = z.record(z.string(), z.unknown());
+  const argvMap = z.record(z.string(), z.string().check(z.minLength(1, 'expected a flag such as "--name"')));
+  const pathArguments = z.array(z.string().check(z.minLength(1)));
+  const output = z.enum(['text', 'content']);
+
+  const execToolSchema = z.object({
+    name: toolName,
+    description: z.string().check(z.minLength(1, 'expected a description')),
+    schema: jsonSchema,
+    command: z.optional(command),
+    argv: z.optional(argvMap),
+    pathArguments: z.optional(pathArguments),
+    output: z.optional(output),
+    approval: z.optional(approval),
+    catalogs: z.optional(catalogs),
+  });
+
+  const setFields = {
+    enabled: z.optional(z.boolean()),
+    approval: z.optional(approval),
+    timeoutSeconds: z.optional(timeoutSeconds),
+    catalogs: z.optional(catalogs),
+  };
+
+  const execSetSchema = z.object({
+    runner: z.literal('exec'),
+    ...setFields,
+    command: z.optional(command),
+    stdin: z.optional(z.boolean()),
+    tools: z.optional(z.array(execToolSchema).check(z.minLength(1, 'expected at least one tool'))),
+    // The shorthand form: one tool named after the directory.
+    description: z.optional(z.string().check(z.minLength(1, 'expected a description'))),
+    schema: z.optional(jsonSchema),
+    argv: z.optional(argvMap),
+    pathArguments: z.optional(pathArguments),
+    output: z.optional(output),
+  });
+
+  const pluginSetSchema = z.object({
+    runner: z.literal('plugin'),
+    ...setFields,
+    module: z.string().check(z.minLength(1, 'expected a module path such as "./tool.mjs"')),
+    tools: z.optional(
+      z.record(
+        toolName,
+        z.object({ catalogs: z.optional(catalogs), pathArguments: z.optional(pathArguments), approval: z.optional(approval) }),
+      ),
     ),
-  z.literal('unlimited', TIMEOUT_EXPECTED),
-]);
-const jsonSchema = z.record(z.string(), z.unknown());
-const argvMap = z.record(z.string(), z.string().check(z.minLength(1, 'expected a flag such as "--name"')));
-const pathArguments = z.array(z.string().check(z.minLength(1)));
-const output = z.enum(['text', 'content']);
+  });
+  return { execToolSchema, execSetSchema, pluginSetSchema };
+}
 
-const execToolSchema = z.object({
-  name: toolName,
-  description: z.string().check(z.minLength(1, 'expected a description')),
-  schema: jsonSchema,
-  command: z.optional(command),
-  argv: z.optional(argvMap),
-  pathArguments: z.optional(pathArguments),
-  output: z.optional(output),
-  approval: z.optional(approval),
-  catalogs: z.optional(catalogs),
-});
-
-const setFields = {
-  enabled: z.optional(z.boolean()),
-  approval: z.optional(approval),
-  timeoutSeconds: z.optional(timeoutSeconds),
-  catalogs: z.optional(catalogs),
+let built: ReturnType<typeof buildSchemas> | undefined;
+const schemas = (): ReturnType<typeof buildSchemas> => {
+  built ??= buildSchemas();
+  return built;
 };
-
-const execSetSchema = z.object({
-  runner: z.literal('exec'),
-  ...setFields,
-  command: z.optional(command),
-  stdin: z.optional(z.boolean()),
-  tools: z.optional(z.array(execToolSchema).check(z.minLength(1, 'expected at least one tool'))),
-  // The shorthand form: one tool named after the directory.
-  description: z.optional(z.string().check(z.minLength(1, 'expected a description'))),
-  schema: z.optional(jsonSchema),
-  argv: z.optional(argvMap),
-  pathArguments: z.optional(pathArguments),
-  output: z.optional(output),
-});
-
-const pluginSetSchema = z.object({
-  runner: z.literal('plugin'),
-  ...setFields,
-  module: z.string().check(z.minLength(1, 'expected a module path such as "./tool.mjs"')),
-  tools: z.optional(
-    z.record(
-      toolName,
-      z.object({ catalogs: z.optional(catalogs), pathArguments: z.optional(pathArguments), approval: z.optional(approval) }),
-    ),
-  ),
-});
+type ExecSet = z.output<ReturnType<typeof buildSchemas>['execSetSchema']>;
+type ExecTool = z.output<ReturnType<typeof buildSchemas>['execToolSchema']>;
 
 /** One exec tool, with set defaults applied. */
 export interface ExecToolSpec {
@@ -145,9 +158,9 @@ export function parseManifest(value: unknown, setName: string): SetManifest {
     throw new ManifestProblem([], 'expected a JSON object with "runner": "exec" or "plugin"');
   }
   const runner = (value as { runner?: unknown }).runner;
-  if (runner === 'exec') return parseExec(check(execSetSchema, value), setName);
+  if (runner === 'exec') return parseExec(check(schemas().execSetSchema, value), setName);
   if (runner === 'plugin') {
-    const set = check(pluginSetSchema, value);
+    const set = check(schemas().pluginSetSchema, value);
     return {
       runner: 'plugin',
       timeoutSeconds: timeoutOf(set.timeoutSeconds),
@@ -160,7 +173,7 @@ export function parseManifest(value: unknown, setName: string): SetManifest {
   throw new ManifestProblem(['runner'], 'expected "exec" or "plugin"');
 }
 
-function parseExec(set: z.output<typeof execSetSchema>, setName: string): SetManifest {
+function parseExec(set: ExecSet, setName: string): SetManifest {
   const shorthand = SHORTHAND_KEYS.filter((key) => set[key] !== undefined);
   if (set.tools && shorthand.length > 0) {
     throw new ManifestProblem(
@@ -168,7 +181,7 @@ function parseExec(set: z.output<typeof execSetSchema>, setName: string): SetMan
       'the shorthand form (description and schema at the top level) and a "tools" array cannot be mixed; move it into a tool',
     );
   }
-  const tools: z.output<typeof execToolSchema>[] = set.tools ?? [shorthandTool(set, setName)];
+  const tools: ExecTool[] = set.tools ?? [shorthandTool(set, setName)];
   const seen = new Set<string>();
   const specs = tools.map((tool, index): ExecToolSpec => {
     const where = set.tools ? ['tools', index] : [];
@@ -198,7 +211,7 @@ function parseExec(set: z.output<typeof execSetSchema>, setName: string): SetMan
   return { runner: 'exec', timeoutSeconds: timeoutOf(set.timeoutSeconds), tools: specs };
 }
 
-function shorthandTool(set: z.output<typeof execSetSchema>, setName: string): z.output<typeof execToolSchema> {
+function shorthandTool(set: ExecSet, setName: string): ExecTool {
   if (!TOOL_NAME.test(setName)) {
     throw new ManifestProblem(
       [],

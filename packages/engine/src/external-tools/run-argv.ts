@@ -4,7 +4,7 @@
  * result is stdout then stderr), and the tool's own timer or a cancel stops the whole group:
  * SIGTERM, then SIGKILL after a grace period for children that ignore it (BASH-3).
  */
-import { spawn } from 'node:child_process';
+import { spawn } from '../tools/lazy-child-process.js';
 import { type ContainArgv, superviseGroup } from '../tools/process-group.js';
 
 export interface ArgvRunOptions {

@@ -13,9 +13,8 @@
  * validation (IMG-8) of bytes the attachment service has just decoded costs a hash, not a
  * second decode.
  */
-import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
-import { importOutside } from '@crystal/core';
+import { importOutside, sha256Hex as hashHex } from '@crystal/core';
 import { formatBytes, formatPixels, type ImageLimits } from './limits.js';
 
 export type ImageMime = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
@@ -143,7 +142,7 @@ export function isImageMime(value: string): value is ImageMime {
 }
 
 export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return hashHex(bytes);
 }
 
 type SharpFactory = typeof import('sharp').default;

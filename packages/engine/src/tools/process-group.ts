@@ -4,7 +4,7 @@
  * SIGKILL after a grace period for children that ignore it. Output is capped; the cap is
  * stated in the result.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from './lazy-child-process.js';
 
 export interface ProcessOptions {
   readonly cwd: string;

@@ -10,7 +10,6 @@
  * open, and every open carries `O_NONBLOCK`, so nothing here can block the event loop or a
  * thread-pool thread for ever.
  */
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -25,8 +24,12 @@ import {
   type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { lazyBuiltin } from '@crystal/core';
 import { ToolFailure } from './builtin/failure.js';
 import { type PathVerdict, resolvePath } from './fence.js';
+
+/** Loaded with the first write (issue 22 item 4); a workspace temp name is unguessable. */
+const crypto = lazyBuiltin<typeof import('node:crypto')>('node:crypto');
 
 const PROC_FD = process.platform === 'linux' && existsSync('/proc/self/fd');
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -151,7 +154,7 @@ export async function writeChecked(
     const name = basename(real);
     const existing = await fs.lstat(`${base}/${name}`).catch(() => undefined);
     if (existing && !existing.isFile() && !existing.isSymbolicLink()) throw new ToolFailure(notRegularText(display, existing));
-    const temp = `${base}/.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const temp = `${base}/.${name}.${process.pid}.${crypto().randomBytes(4).toString('hex')}.tmp`;
     const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o666);
     try {
       await handle.writeFile(data);

@@ -13,13 +13,17 @@
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import https from 'node:https';
-import type { Duplex, Readable } from 'node:stream';
-import tls from 'node:tls';
-import zlib from 'node:zlib';
+import type { Readable } from 'node:stream';
+import { lazyBuiltin } from '@crystal/core';
 import { type BodyReader, bodyReader } from './body-reader.js';
 import { coalesceReads, type ReadCoalescer } from './read-coalescer.js';
 import { effectivePort, type ProxyEnv, proxyFor, TransportSetupError } from './proxy.js';
+import { type HttpsModule, https, isIp, proxyAuthorization, type TunnelAgent, tunnelAgent } from './tunnel.js';
+
+// Issue 22 item 4: node:https and node:tls load for the first https address, node:zlib for the
+// first compressed body; an http:// provider with plain replies loads neither.
+const tls = lazyBuiltin<typeof import('node:tls')>('node:tls');
+const zlib = lazyBuiltin<typeof import('node:zlib')>('node:zlib');
 
 export interface TransportRequest {
   readonly url: string;
@@ -101,77 +105,6 @@ function readCa(file: string, setting: string): string {
   }
 }
 
-class TunnelAgent extends https.Agent {
-  constructor(
-    private readonly proxy: URL,
-    private readonly ca: string[] | undefined,
-  ) {
-    super({ keepAlive: true, ...(ca ? { ca } : {}) });
-  }
-
-  /** A CONNECT tunnel through the proxy, then TLS to the target inside it. */
-  override createConnection(
-    options: http.ClientRequestArgs & { servername?: string },
-    callback?: (error: Error | null, socket: Duplex) => void,
-  ): undefined {
-    const done = callback ?? (() => {});
-    const socketless = undefined as unknown as Duplex;
-    const host = options.host ?? options.hostname ?? 'localhost';
-    const port = options.port ?? 443;
-    const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-    const connect = (this.proxy.protocol === 'https:' ? https : http).request({
-      host: this.proxy.hostname,
-      port: effectivePort(this.proxy),
-      method: 'CONNECT',
-      path: authority,
-      headers: { host: authority, ...proxyAuthorization(this.proxy) },
-      // A tunnel consumes its connection; the keep-alive pool is the TLS sockets inside tunnels.
-      agent: false,
-    });
-    connect.once('connect', (response, socket) => {
-      if (response.statusCode === 407) {
-        socket.destroy();
-        done(
-          new TransportSetupError(
-            `the proxy ${this.proxy.host} asks for credentials (HTTP 407); put them in the proxy variable as http://user:password@${this.proxy.host}`,
-          ),
-          socketless,
-        );
-        return;
-      }
-      if (response.statusCode !== 200) {
-        socket.destroy();
-        done(
-          new Error(`the proxy ${this.proxy.host} refused the tunnel to ${authority}: HTTP ${response.statusCode}`),
-          socketless,
-        );
-        return;
-      }
-      const secure = tls.connect({
-        socket,
-        servername: options.servername ?? (isIp(host) ? undefined : host),
-        ...(this.ca ? { ca: this.ca } : {}),
-        ALPNProtocols: ['http/1.1'],
-      } as tls.ConnectionOptions);
-      done(null, secure);
-    });
-    connect.on('error', (error) => done(error, socketless));
-    connect.end();
-    return undefined;
-  }
-}
-
-function isIp(host: string): boolean {
-  return /^[\d.]+$/.test(host) || host.includes(':');
-}
-
-function proxyAuthorization(proxy: URL): Record<string, string> {
-  if (proxy.username === '') return {};
-  const user = decodeURIComponent(proxy.username);
-  const password = decodeURIComponent(proxy.password);
-  return { 'proxy-authorization': `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
-}
-
 export function createTransport(options: TransportOptions = {}): Transport {
   const env = options.env ?? process.env;
   // Node reads NODE_EXTRA_CA_CERTS once at start into its default store; an explicit list
@@ -179,16 +112,20 @@ export function createTransport(options: TransportOptions = {}): Transport {
   let ca: string[] | undefined;
   const extra = env.NODE_EXTRA_CA_CERTS;
   if (options.caFile !== undefined || (extra && extra !== process.env.NODE_EXTRA_CA_CERTS)) {
-    ca = [...tls.rootCertificates];
+    ca = [...tls().rootCertificates];
     if (extra) ca.push(readCa(extra, 'NODE_EXTRA_CA_CERTS'));
     if (options.caFile !== undefined) ca.push(readCa(options.caFile, 'caFile'));
   }
   const httpAgent = new http.Agent({ keepAlive: true });
-  const httpsAgent = new https.Agent({ keepAlive: true, ...(ca ? { ca } : {}) });
+  let httpsPool: http.Agent | undefined;
+  const httpsAgent = (): http.Agent => {
+    httpsPool ??= new (https().Agent)({ keepAlive: true, ...(ca ? { ca } : {}) });
+    return httpsPool;
+  };
   const tunnels = new Map<string, TunnelAgent>();
 
   function route(target: URL): {
-    module: typeof http | typeof https;
+    module: typeof http | HttpsModule;
     agent: http.Agent;
     host: string;
     port: number;
@@ -199,8 +136,8 @@ export function createTransport(options: TransportOptions = {}): Transport {
     if (!proxy) {
       const secure = target.protocol === 'https:';
       return {
-        module: secure ? https : http,
-        agent: secure ? httpsAgent : httpAgent,
+        module: secure ? https() : http,
+        agent: secure ? httpsAgent() : httpAgent,
         host: target.hostname.replace(/^\[|\]$/g, ''),
         port: effectivePort(target),
         path: `${target.pathname}${target.search}`,
@@ -211,11 +148,11 @@ export function createTransport(options: TransportOptions = {}): Transport {
     if (target.protocol === 'https:') {
       let agent = tunnels.get(proxy.href);
       if (!agent) {
-        agent = new TunnelAgent(proxy, ca);
+        agent = tunnelAgent(proxy, ca);
         tunnels.set(proxy.href, agent);
       }
       return {
-        module: https,
+        module: https(),
         agent,
         host: target.hostname.replace(/^\[|\]$/g, ''),
         port: effectivePort(target),
@@ -225,8 +162,8 @@ export function createTransport(options: TransportOptions = {}): Transport {
     }
     // Plain http through a proxy: the absolute-form request line, sent to the proxy itself.
     return {
-      module: proxySecure ? https : http,
-      agent: proxySecure ? httpsAgent : httpAgent,
+      module: proxySecure ? https() : http,
+      agent: proxySecure ? httpsAgent() : httpAgent,
       host: proxy.hostname.replace(/^\[|\]$/g, ''),
       port: effectivePort(proxy),
       path: target.href,
@@ -294,11 +231,13 @@ export function createTransport(options: TransportOptions = {}): Transport {
           timer.unref();
         }
         req.once('socket', (socket) => {
-          if (req.reusedSocket || (!socket.connecting && !(socket instanceof tls.TLSSocket))) {
+          // A TLS socket says `encrypted` (asking node:tls would load it for an http:// request).
+          const secure = (socket as { encrypted?: boolean }).encrypted === true;
+          if (req.reusedSocket || (!socket.connecting && !secure)) {
             startFirstByte();
             return;
           }
-          socket.once(socket instanceof tls.TLSSocket ? 'secureConnect' : 'connect', startFirstByte);
+          socket.once(secure ? 'secureConnect' : 'connect', startFirstByte);
         });
         req.on('error', fail);
         req.once('response', (res) => {
@@ -331,11 +270,11 @@ function decodedBody(res: http.IncomingMessage): Readable {
     .toLowerCase();
   const decoder =
     encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip()
+      ? zlib().createGunzip()
       : encoding === 'deflate'
-        ? zlib.createInflate()
+        ? zlib().createInflate()
         : encoding === 'br'
-          ? zlib.createBrotliDecompress()
+          ? zlib().createBrotliDecompress()
           : undefined;
   if (!decoder) return res;
   // A reader of the decoded body sees errors through its iterator; with no reader (the body

@@ -4,7 +4,7 @@
  * reader is killed and nothing more is read. The runner is injectable so the macOS and Windows
  * readers are tested through their exact command lines on any machine.
  */
-import { spawn } from 'node:child_process';
+import { spawn } from '../../tools/lazy-child-process.js';
 import { promises as fs } from 'node:fs';
 
 export interface ReaderCommand {

@@ -5,7 +5,7 @@
  * by path). The callers still pass every result through the walker's rules, so a difference in
  * ignore semantics can only remove results, never add or reorder them.
  */
-import { spawn } from 'node:child_process';
+import { spawn } from '../lazy-child-process.js';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { SKIP_DIRS } from './walker.js';

@@ -1,0 +1,100 @@
+/**
+ * Start-up (issue 22 item 4): the Node built-ins `crystal run` loads are the ones its turn uses.
+ * The bundle used to load every built-in the engine barrel imports when its modules initialised:
+ * node:tls and node:https for an http:// provider, node:zlib for a reply nobody compressed,
+ * node:child_process before any command, node:crypto to name a temp file. A preloaded probe
+ * writes `process.moduleLoadList` (every built-in Node loaded) when the process exits.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FakeProvider, fakeConfig, runCrystal, tempDir, tempHome } from '@crystal/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A preload that writes the public built-ins loaded (`node:x` names) to `report` at exit. */
+function builtinsProbe(): { env: Record<string, string>; loaded: () => string[] } {
+  const dir = tempDir('crystal-builtins-probe-');
+  const probe = join(dir, 'probe.cjs');
+  const report = join(dir, 'loaded.txt');
+  writeFileSync(
+    probe,
+    [
+      "process.on('exit', () => {",
+      "  const names = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13));",
+      `  require('node:fs').writeFileSync(${JSON.stringify(report)}, names.join('\\n'));`,
+      '});',
+      '',
+    ].join('\n'),
+  );
+  return {
+    env: { NODE_OPTIONS: `--require ${probe}` },
+    loaded: () => readFileSync(report, 'utf8').split('\n'),
+  };
+}
+
+const NETWORK_AND_PROCESS = ['tls', 'https', '_tls_wrap', 'zlib', 'child_process', 'dgram'];
+
+describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 item 4)', () => {
+  it('CLI-2 a turn that only talks to an http:// provider never loads node:tls, node:https, node:zlib, node:child_process or node:crypto', async () => {
+    const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
+    cleanups.push(() => fake.close());
+    const home = tempHome(fakeConfig(fake.baseUri));
+    cleanups.push(() => home.dispose());
+    const probe = builtinsProbe();
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: probe.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'done' });
+    const loaded = probe.loaded();
+    // The probe sees what was loaded: the request went over node:http.
+    expect(loaded).toContain('http');
+    for (const name of [...NETWORK_AND_PROCESS, 'crypto']) expect(loaded, `node:${name} was loaded`).not.toContain(name);
+  }, 30_000);
+
+  it('CLI-2 a second turn of the session (a context to record) still loads no node:tls, node:https, node:zlib or node:child_process', async () => {
+    const fake = await FakeProvider.start({ replies: [{ text: 'first' }, { text: 'second' }] });
+    cleanups.push(() => fake.close());
+    const home = tempHome(fakeConfig(fake.baseUri));
+    cleanups.push(() => home.dispose());
+    const cwd = tempDir('crystal-ws-');
+    const first = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, cwd });
+    expect(first.code, first.stderr).toBe(0);
+    const probe = builtinsProbe();
+    const second = await runCrystal(['run', '--continue', '--format', 'json', 'again'], { home: home.path, cwd, env: probe.env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ stopReason: 'completed', text: 'second' });
+    const loaded = probe.loaded();
+    expect(loaded).toContain('http');
+    for (const name of NETWORK_AND_PROCESS) expect(loaded, `node:${name} was loaded`).not.toContain(name);
+    // Both turns were recorded for rewind, the second with the first turn's context.
+    const { sessionId } = JSON.parse(second.stdout) as { sessionId: string };
+    const log = JSON.parse(readFileSync(join(home.path, 'checkpoints', 'sessions', `${sessionId}.json`), 'utf8')) as {
+      records: { kind: string; context?: string }[];
+    };
+    const turns = log.records.filter((record) => record.kind === 'turn');
+    expect(turns).toHaveLength(2);
+    expect(turns[1]?.context).toMatch(/^[0-9a-f]{64}$/);
+    expect(turns[1]?.context).not.toBe(turns[0]?.context);
+  }, 30_000);
+
+  it('CLI-2 a turn that runs a command loads node:child_process then (the lazy load still runs bash)', async () => {
+    const fake = await FakeProvider.start({
+      replies: [{ toolCalls: [{ name: 'bash', arguments: { command: 'echo lazy-$((40+2))' } }] }, { text: 'ran it' }],
+    });
+    cleanups.push(() => fake.close());
+    const home = tempHome(fakeConfig(fake.baseUri));
+    cleanups.push(() => home.dispose());
+    const probe = builtinsProbe();
+    const result = await runCrystal(['run', '--approval', 'full', '--format', 'json', 'run it'], {
+      home: home.path,
+      env: { ...probe.env, CRYSTAL_BWRAP: '' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'ran it' });
+    expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain('lazy-42');
+    expect(probe.loaded()).toContain('child_process');
+  }, 30_000);
+});

@@ -1,0 +1,97 @@
+/**
+ * HTTPS through a proxy: a CONNECT tunnel, then TLS to the target inside it (transport.ts).
+ * node:https and node:tls load with the first tunnel or https address, never for an http:// one
+ * (issue 22 item 4), so the agent class is made on first use: `extends https.Agent` at module
+ * level would load both when the transport loads.
+ */
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ConnectionOptions } from 'node:tls';
+import { lazyBuiltin } from '@crystal/core';
+import { effectivePort, TransportSetupError } from './proxy.js';
+
+export type HttpsModule = typeof import('node:https');
+export const https = lazyBuiltin<HttpsModule>('node:https');
+const tls = lazyBuiltin<typeof import('node:tls')>('node:tls');
+
+/** A keep-alive agent whose connections are TLS inside a CONNECT tunnel through `proxy`. */
+export type TunnelAgent = import('node:https').Agent;
+
+let TunnelClass: (new (proxy: URL, ca: string[] | undefined) => TunnelAgent) | undefined;
+
+export function tunnelAgent(proxy: URL, ca: string[] | undefined): TunnelAgent {
+  TunnelClass ??= defineTunnel();
+  return new TunnelClass(proxy, ca);
+}
+
+function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAgent {
+  return class Tunnel extends https().Agent {
+    constructor(
+      private readonly proxy: URL,
+      private readonly ca: string[] | undefined,
+    ) {
+      super({ keepAlive: true, ...(ca ? { ca } : {}) });
+    }
+
+    /** A CONNECT tunnel through the proxy, then TLS to the target inside it. */
+    override createConnection(
+      options: http.ClientRequestArgs & { servername?: string },
+      callback?: (error: Error | null, socket: Duplex) => void,
+    ): undefined {
+      const done = callback ?? (() => {});
+      const socketless = undefined as unknown as Duplex;
+      const host = options.host ?? options.hostname ?? 'localhost';
+      const port = options.port ?? 443;
+      const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+      const connect = (this.proxy.protocol === 'https:' ? https() : http).request({
+        host: this.proxy.hostname,
+        port: effectivePort(this.proxy),
+        method: 'CONNECT',
+        path: authority,
+        headers: { host: authority, ...proxyAuthorization(this.proxy) },
+        // A tunnel consumes its connection; the keep-alive pool is the TLS sockets inside tunnels.
+        agent: false,
+      });
+      connect.once('connect', (response, socket) => {
+        if (response.statusCode === 407) {
+          socket.destroy();
+          done(
+            new TransportSetupError(
+              `the proxy ${this.proxy.host} asks for credentials (HTTP 407); put them in the proxy variable as http://user:password@${this.proxy.host}`,
+            ),
+            socketless,
+          );
+          return;
+        }
+        if (response.statusCode !== 200) {
+          socket.destroy();
+          done(
+            new Error(`the proxy ${this.proxy.host} refused the tunnel to ${authority}: HTTP ${response.statusCode}`),
+            socketless,
+          );
+          return;
+        }
+        const secure = tls().connect({
+          socket,
+          servername: options.servername ?? (isIp(host) ? undefined : host),
+          ...(this.ca ? { ca: this.ca } : {}),
+          ALPNProtocols: ['http/1.1'],
+        } as ConnectionOptions);
+        done(null, secure);
+      });
+      connect.on('error', (error) => done(error, socketless));
+      connect.end();
+      return undefined;
+    }
+  };
+}
+
+export function isIp(host: string): boolean {
+  return /^[\d.]+$/.test(host) || host.includes(':');
+}
+export function proxyAuthorization(proxy: URL): Record<string, string> {
+  if (proxy.username === '') return {};
+  const user = decodeURIComponent(proxy.username);
+  const password = decodeURIComponent(proxy.password);
+  return { 'proxy-authorization': `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
+}
