@@ -142,11 +142,12 @@ export function launch(bundle: string, argv: readonly string[]): void {
   });
   if (file !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
     // At exit the functions the command compiled are in the data too. Only a command that
-    // succeeded writes it: one that failed or was interrupted early (a config error, Ctrl+C twice
-    // before the terminal's session opened) compiled a fraction of its code, and an accepted
-    // cache is never rewritten, so every later start would compile the rest again.
+    // succeeded or opened a session writes it (packages/core/src/warm-start.ts): one that failed
+    // or was interrupted early (a config error, Ctrl+C twice before the terminal's session
+    // opened) compiled a fraction of its code, and an accepted cache is never rewritten.
     process.once('exit', (code) => {
-      if (code === 0) writeCache(file, script.createCachedData(), prefix);
+      const warm = (globalThis as Record<symbol, unknown>)[Symbol.for('crystal.warmStart')] === true;
+      if (code === 0 || warm) writeCache(file, script.createCachedData(), prefix);
     });
   }
   const wrapper = script.runInThisContext() as (

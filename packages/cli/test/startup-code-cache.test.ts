@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { crystalBin, runCrystal, tempDir } from '@crystal/testkit';
+import { crystalBin, FakeProvider, fakeConfig, runCrystal, tempDir, tempHome } from '@crystal/testkit';
 import { describe, expect, it } from 'vitest';
 
 const bundle = join(crystalBin, '../../dist/crystal.cjs');
@@ -121,6 +121,24 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
     expect(cacheFiles(dir)).toEqual([]);
     await start({ CRYSTAL_COMPILE_CACHE: dir });
     expect(cacheFiles(dir)).toHaveLength(1);
+  });
+
+  it('issue 22 item 4 a command that opened a session keeps its cache however it ends (a turn refused with 401 exits 1)', async () => {
+    const fake = await FakeProvider.start({ replies: [{ error: { status: 401 } }] });
+    const home = tempHome(fakeConfig(fake.baseUri));
+    try {
+      const dir = join(tempDir('crystal-ccache-'), 'compile');
+      const result = await runCrystal(['run', '--format', 'json', 'hi'], {
+        home: home.path,
+        env: { CRYSTAL_COMPILE_CACHE: dir },
+      });
+      expect(result.code).not.toBe(0);
+      expect(fake.requests.length).toBeGreaterThan(0);
+      expect(cacheFiles(dir)).toHaveLength(1);
+    } finally {
+      await fake.close();
+      home.dispose();
+    }
   });
 
   it('issue 22 item 4 the bundle is pure ASCII, so Node holds its source as a one-byte string (a non-ASCII byte doubles it)', () => {

@@ -5,4 +5,5 @@ export * from './client.js';
 export * from './tools.js';
 export * from './limits.js';
 export * from './import-outside.js';
+export * from './warm-start.js';
 export * from './lazy-builtin.js';

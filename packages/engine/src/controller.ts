@@ -41,7 +41,7 @@ import { assembleWorkspaceTools, type WorkspaceTools } from './workspace-tools.j
 import { attachMcpResources, mcpPromptCommandOf, mcpStatusText } from './mcp/mcp-commands.js';
 import { catalogOf } from './catalog.js';
 import { persistPreferences, resolveModelArgument } from './preferences.js';
-import { THINKING_EFFORTS, type ThinkingEffort } from '@crystal/core';
+import { markWarmStart, THINKING_EFFORTS, type ThinkingEffort } from '@crystal/core';
 import { listSessions } from './session-store.js';
 import { SIDE_THREAD_LIMIT, type SideEvent, type SideExchange } from './side-question.js';
 import { checkpointCommand } from './checkpoints/commands.js';
@@ -261,6 +261,8 @@ export class SessionController {
     }
     // Notes from start-up (a skipped tool set, …) wait for the first listener.
     controller.heldNotes.push(...tools.notes, ...early);
+    // The bin keeps this process's code cache at exit, however it ends (launch.ts).
+    markWarmStart();
     return controller;
   }
 
