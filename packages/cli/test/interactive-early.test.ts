@@ -9,7 +9,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from 'node:net';
 import { FakeProvider, fakeConfig, runCrystal, type TempHome, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PtySession, type Scenario, scenario } from './pty-harness.js';
+import { PtySession, type Scenario, scenario, scenarioOf } from './pty-harness.js';
 
 /** A proxy to the fake Ollama that holds every request until `open()`. */
 class Gate {
@@ -225,18 +225,7 @@ describe('the terminal before the engine (issue 22)', () => {
     const home = tempHome(fakeConfig(fake.baseUri, { approval: 'sometimes' }));
     const workspace = tempDir('crystal-ws-');
     const session = PtySession.start({ home: home.path, cwd: workspace });
-    current = {
-      fake,
-      home,
-      workspace,
-      session,
-      async dispose() {
-        session.kill();
-        await session.exited;
-        await fake.close();
-        home.dispose();
-      },
-    };
+    current = scenarioOf(fake, home, workspace, session);
     const { exitCode } = await session.exited;
     expect(exitCode).toBe(1);
     // The error `crystal run` gives for the same file, word for word.
@@ -281,18 +270,7 @@ describe('the terminal before the engine (issue 22)', () => {
     const workspace = tempDir('crystal-ws-');
     const fake = await FakeProvider.start({ replies: [] });
     const session = PtySession.start({ home: home.path, cwd: workspace, env: { OPENAI_API_KEY: undefined } });
-    current = {
-      fake,
-      home,
-      workspace,
-      session,
-      async dispose() {
-        session.kill();
-        await session.exited;
-        await fake.close();
-        home.dispose();
-      },
-    };
+    current = scenarioOf(fake, home, workspace, session);
     const { exitCode } = await session.exited;
     expect(exitCode).toBe(1);
     const run = await runCrystal(['run', 'hi'], { home: home.path, cwd: workspace, env: { OPENAI_API_KEY: undefined } });

@@ -38,6 +38,7 @@ export class PtySession {
   private waiters = new Set<() => void>();
   private pending = 0;
   private done = false;
+  private processEnded = false;
   private midFrame = false;
 
   private constructor(
@@ -63,9 +64,17 @@ export class PtySession {
     });
     this.exited = new Promise((resolve) => {
       proc.onExit((e) => {
-        this.done = true;
-        resolve(e);
-        for (const wake of [...this.waiters]) wake();
+        this.processEnded = true;
+        // The screen is judged after the last output is parsed: xterm parses writes later, in
+        // order, so an empty write's callback runs after every earlier one (a test reading the
+        // screen at exit read it half-parsed under load).
+        setImmediate(() =>
+          this.term.write('', () => {
+            this.done = true;
+            resolve(e);
+            for (const wake of [...this.waiters]) wake();
+          }),
+        );
       });
     });
   }
@@ -199,7 +208,7 @@ export class PtySession {
   }
 
   kill(): void {
-    if (!this.done) this.proc.kill();
+    if (!this.processEnded) this.proc.kill();
   }
 }
 
@@ -242,6 +251,11 @@ export async function scenario(options: ScenarioOptions): Promise<Scenario> {
     rows: options.rows,
     env: options.env,
   });
+  return scenarioOf(fake, home, workspace, session);
+}
+
+/** A scenario of parts made by hand (a Home the fake config does not fit); dispose ends them all. */
+export function scenarioOf(fake: FakeProvider, home: TempHome, workspace: string, session: PtySession): Scenario {
   return {
     fake,
     home,
