@@ -225,12 +225,7 @@ export class TerminalApp {
 
   /** Stops timers and restores the terminal. */
   stop(): void {
-    this.running = false;
-    this.stopWidthWatch?.();
-    if (this.frameTimer) clearTimeout(this.frameTimer);
-    this.frameTimer = undefined;
-    for (const wake of this.paintedWaiters.splice(0)) wake();
-    this.stopTicker();
+    this.halt();
     // Inline: everything still on screen goes to the scroll-back, so the conversation stays.
     if (this.inlinePainter) this.inlinePainter.leave(this.takeCommitted(this.width(), true));
     else this.painter.leave();
@@ -245,13 +240,18 @@ export class TerminalApp {
       this.stop();
       return;
     }
+    this.halt();
+    this.inlinePainter.discard(this.host.size().rows);
+  }
+
+  /** No more frames: timers cleared, waiters for a painted frame woken. */
+  private halt(): void {
     this.running = false;
     this.stopWidthWatch?.();
     if (this.frameTimer) clearTimeout(this.frameTimer);
     this.frameTimer = undefined;
     for (const wake of this.paintedWaiters.splice(0)) wake();
     this.stopTicker();
-    this.inlinePainter.discard(this.host.size().rows);
   }
 
   get isRunning(): boolean {
