@@ -7,30 +7,19 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, printFigure, runCount, scrubbedEnv } from './lib/harness.mjs';
+import { startTinyChatServer } from './lib/tiny-chat-server.mjs';
 
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const round = (n, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
-const chunk = (delta, finish = null) =>
-  `data: ${JSON.stringify({ id: 'b', object: 'chat.completion.chunk', created: 1, model: 'fake-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const reply = `${chunk({ content: 'ok' })}${chunk({}, 'stop')}data: [DONE]\n\n`;
-
 let arrived;
-const server = http.createServer((req, res) => {
+const { server, baseUri } = await startTinyChatServer(() => {
   arrived ??= performance.now();
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(reply);
-  });
 });
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const baseUri = `http://127.0.0.1:${server.address().port}/v1/`;
 const home = mkdtempSync(join(tmpdir(), 'crystal-bench-first-'));
 const models = { 'fake-model': { contextWindow: 128000 } };
 const providers = { fake: { protocol: 'openai', baseUri, apiKey: 'bench-key', models } };

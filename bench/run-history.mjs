@@ -6,28 +6,16 @@
  * environment, interleaved, medians compared; the CPU-time ratio is printed beside.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChunkStore } from '../packages/engine/dist/index.js';
 import { compare, printFigure, runCount, timeFigure } from './lib/harness.mjs';
+import { startTinyChatServer } from './lib/tiny-chat-server.mjs';
 
 const PACKS = 400;
 const crystal = process.env.BENCH_CRYSTAL_BIN ?? fileURLToPath(new URL('../packages/cli/bin/crystal.js', import.meta.url));
-const chunk = (delta, finish = null) =>
-  `data: ${JSON.stringify({ id: 'b', object: 'chat.completion.chunk', created: 1, model: 'fake-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const reply = `${chunk({ content: 'ok' })}${chunk({}, 'stop')}data: [DONE]\n\n`;
-
-const server = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(reply);
-  });
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const baseUri = `http://127.0.0.1:${server.address().port}/v1/`;
+const { server, baseUri } = await startTinyChatServer();
 const config = JSON.stringify({
   provider: 'fake',
   model: 'fake-model',
