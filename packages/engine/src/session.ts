@@ -471,6 +471,8 @@ export class Session {
     const controller = new AbortController();
     this.controller = controller;
     const clock = this.options.clock ?? systemClock;
+    // CKPT-1: the turn's checkpoint record, started once the first request is on its way (below).
+    let recordTurn: (() => void) | undefined;
     try {
       // AGENT-4: a child a crash cut off is never run again: its call is closed below, its file says so.
       const danglingTasks = this.danglingCalls().filter((c) => c.name === TASK_TOOL && !resumeBatch?.rerun.has(c.id));
@@ -487,8 +489,20 @@ export class Session {
           appendToArchive(this.state, closed);
           this.state.pendingApprovals = [];
         }
-        // CKPT-1: recorded in the background; the turn's batches and its end wait for it.
-        void this.checkpoints?.beforeTurn(this.state.userTurns + 1, text, this.state.context.slice(1));
+        // CKPT-1: recorded in the background; the turn's batches and its end wait for it. Issue 22:
+        // it starts once the turn's first request has left (`afterRequest`), not before: its file
+        // work on the same thread pool and main thread made the save before the request (REL-1)
+        // and the request itself wait (8.6 ms vs 3.1 ms to save, 10.7 vs 5.0 ms to the request,
+        // measured). What it records is taken here; anything that needs it (a tool call
+        // streaming, a batch, the turn's end) starts it first if the request has not.
+        const checkpoints = this.checkpoints;
+        if (checkpoints) {
+          const record = [this.state.userTurns + 1, text, this.state.context.slice(1), new Date().toISOString()] as const;
+          recordTurn = () => {
+            recordTurn = undefined;
+            void checkpoints.beforeTurn(...record);
+          };
+        }
         const user = userMessage(text);
         this.state.context.push(user);
         appendToArchive(this.state, user);
@@ -544,8 +558,15 @@ export class Session {
           adoptToolResults: (results) => this.adoptToolResults(results),
           ...(this.checkpoints
             ? {
-                aroundBatch: (calls, run) => (this.checkpoints as Checkpoints).aroundBatch(this.state.userTurns, calls, run),
-                onToolCallStreaming: (name) => this.checkpoints?.toolCallStreaming(name),
+                afterRequest: () => recordTurn?.(),
+                aroundBatch: (calls, run) => {
+                  recordTurn?.();
+                  return (this.checkpoints as Checkpoints).aroundBatch(this.state.userTurns, calls, run);
+                },
+                onToolCallStreaming: (name) => {
+                  recordTurn?.();
+                  this.checkpoints?.toolCallStreaming(name);
+                },
               }
             : {}),
           onRoundRefused: async (error) => this.refuseImages(error),
@@ -579,6 +600,8 @@ export class Session {
       else if (outcome.usage.inputTokens + outcome.usage.outputTokens > 0) this.state.usage = outcome.usage;
       this.state.cumulativeUsage = addUsage(this.state.cumulativeUsage, outcome.usage);
       this.publish({ type: 'usage', turn: outcome.usage, session: this.state.cumulativeUsage });
+      // A turn that ended before its first request (refused, interrupted) is recorded too.
+      recordTurn?.();
       await this.checkpoints?.flush();
       await this.agents?.settle();
       // FAIL-1: saved after every turn, a failed one included. REL-3: a save that fails is

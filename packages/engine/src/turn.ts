@@ -70,6 +70,12 @@ export interface TurnInput {
    * and never run twice. Then the turn goes on with the next model round.
    */
   readonly resumeBatch?: { readonly calls: readonly ParsedToolCall[]; readonly rerun: ReadonlySet<string> };
+  /**
+   * Issue 22: called once a round's request has been handed to the client (a turn after the
+   * next event-loop step, when the client has written it): work that need not come before the
+   * request, such as the checkpoint record of the turn, starts here instead of delaying it.
+   */
+  readonly afterRequest?: () => void;
   /** CKPT-1: a tool call began to stream (its name, once the wire gave it): checkpoints may start their first walk. */
   readonly onToolCallStreaming?: (name: string) => void;
   /** CKPT-1: wraps every tool batch (checkpoints scan the files before and after it). */
@@ -446,6 +452,9 @@ async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }
   let usage: Usage | undefined;
   let finish: { reason: string; raw: string } | undefined;
   const stream = input.client.stream(request, input.signal);
+  // The wire opens the request in the for-await's first step below; the immediate runs once that
+  // step is done, when the request is written (a reused connection) or waits for its connection.
+  if (input.afterRequest) setImmediate(input.afterRequest);
   for await (const event of stream as AsyncIterable<ChatEvent>) {
     switch (event.type) {
       case 'text-delta':

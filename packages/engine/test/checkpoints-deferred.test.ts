@@ -163,3 +163,74 @@ describe('the first capture waits for a tool call (issue 22 item 4)', () => {
     await ck.stop();
   });
 });
+
+describe("the turn's checkpoint record waits for its first request (issue 22)", () => {
+  async function openWith(home: string, ws: string, replyFor: (seen: { recorded: boolean }) => FakeReply) {
+    const seen: Array<{ recorded: boolean }> = [];
+    let sessionId = '';
+    fake = await FakeProvider.start({
+      replyFor: () => {
+        // The session's checkpoint file is where its turn records are kept (checkpoints/log.ts).
+        const at = { recorded: existsSync(join(home, 'checkpoints', 'sessions', `${sessionId}.json`)) };
+        seen.push(at);
+        return replyFor(at);
+      },
+    });
+    const ctl = await SessionController.open({
+      home,
+      workspace: ws,
+      config: { ...(fakeConfig(fake.baseUri) as Config), approval: 'full' },
+      env: {},
+    });
+    controller = ctl;
+    sessionId = ctl.session.id;
+    return { ctl, seen, checkpoints: ctl.session.checkpoints as Checkpoints, ...drive(ctl) };
+  }
+
+  it('CKPT-1 issue 22: when the request reaches the provider the record is not written yet (it no longer delays the save and the request); it is written during the turn', async () => {
+    const home = temp('crystal-deferred-home-');
+    const ws = tree();
+    const { send, seen, checkpoints } = await openWith(home, ws, () => ({ text: 'hello back' }));
+    await send('hello');
+    expect(seen).toEqual([{ recorded: false }]);
+    await checkpoints.settled();
+    expect((await checkpoints.entries()).map((e) => [e.turn, e.text])).toEqual([[1, 'hello']]);
+  });
+
+  it('CKPT-1 issue 22: a turn whose request fails is still recorded, and a tool batch in a later round rewinds to the tree as its turn began', async () => {
+    const home = temp('crystal-deferred-home-');
+    const ws = tree();
+    let n = 0;
+    const { send, checkpoints } = await openWith(home, ws, () => {
+      n++;
+      if (n === 1) return { error: { status: 400, message: 'refused' } };
+      if (n === 2) return { toolCalls: [{ name: 'write', arguments: { path: 'b.txt', contents: 'written\n' } }] };
+      return { text: 'done' };
+    });
+    await send('this one fails');
+    await send('now write');
+    expect(readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('written\n');
+    await checkpoints.settled();
+    const entries = await checkpoints.entries();
+    expect(entries.map((e) => [e.turn, e.text])).toEqual([
+      [1, 'this one fails'],
+      [2, 'now write'],
+    ]);
+    await checkpoints.rewind({ to: 2, code: true, chat: false });
+    expect(readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('bee\n');
+  });
+
+  it('CKPT-1 issue 22: a turn interrupted before its first request left is recorded at its end', async () => {
+    const home = temp('crystal-deferred-home-');
+    const ws = tree();
+    const { ctl, send, seen, checkpoints } = await openWith(home, ws, () => ({ text: 'never asked' }));
+    // Interrupted as it starts, before any request (the operator's Ctrl+C).
+    ctl.on((event) => {
+      if (event.type === 'turn-started') ctl.ctrlC(true);
+    });
+    await send('stop at once');
+    expect(seen).toEqual([]);
+    await checkpoints.settled();
+    expect((await checkpoints.entries()).map((e) => [e.turn, e.text])).toEqual([[1, 'stop at once']]);
+  });
+});

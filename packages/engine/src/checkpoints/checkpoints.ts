@@ -243,8 +243,7 @@ export class Checkpoints {
    * written in the background (issue 22 item 4: the first request does not wait for it); every
    * batch, rewind, flush and stop waits for it first.
    */
-  beforeTurn(turn: number, text: string, context: readonly ChatMessage[]): Promise<void> {
-    const at = new Date().toISOString();
+  beforeTurn(turn: number, text: string, context: readonly ChatMessage[], at = new Date().toISOString()): Promise<void> {
     const recorded = this.pending.then(() => this.recordTurn(turn, text, context, at));
     this.pending = recorded;
     return recorded;
