@@ -14,7 +14,11 @@ import { TransportTimeout } from './transport/transport.js';
 
 /** Decodes one wire's frames into chat events. */
 export interface FrameDecoder<F> {
-  push(frame: F): Iterable<ChatEvent>;
+  /**
+   * Appends the events of one frame to `out` (issue 22: an array, not a generator per frame: a
+   * streamed reply has thousands of frames). Events appended before a throw are kept.
+   */
+  push(frame: F, out: ChatEvent[]): void;
   /** A terminal frame was seen: stop reading. */
   readonly done: boolean;
   /** The finish was seen. */
@@ -116,6 +120,8 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
   /** An error to throw once the events decoded before it are taken. */
   private failure: unknown;
   private readonly frames: F[] = [];
+  /** The events of one read, before neighbouring deltas are joined. */
+  private readonly decoded: ChatEvent[] = [];
 
   constructor(
     private readonly client: WireClient<F>,
@@ -193,19 +199,22 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
     }
     const decoder = this.decoder as FrameDecoder<F>;
     if (frames.length > 0) {
-      const out: ChatEvent[] = [];
-      this.queue = out;
-      this.index = 0;
+      const decoded = this.decoded;
+      decoded.length = 0;
+      let failed = false;
       try {
         for (const frame of frames) {
-          for (const event of decoder.push(frame)) pushMerged(out, event);
+          decoder.push(frame, decoded);
           if (decoder.done) break;
         }
       } catch (error) {
         // Events decoded before a mid-stream error still reach the consumer first.
         this.fail(error);
-        return false;
+        failed = true;
       }
+      this.queue = mergeDeltas(decoded);
+      this.index = 0;
+      if (failed) return false;
     }
     return result.done === true || decoder.done;
   }
@@ -241,13 +250,35 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
  * archive, the terminal, `run`'s output) then does its per-event work once per read. Only
  * neighbours of the same kind merge, so the order of text, reasoning and tool calls is kept.
  */
-function pushMerged(out: ChatEvent[], event: ChatEvent): void {
-  const last = out.at(-1);
-  if (last !== undefined && last.type === event.type && (event.type === 'text-delta' || event.type === 'reasoning-delta')) {
-    out[out.length - 1] = { type: event.type, text: (last as { text: string }).text + event.text };
-    return;
+function mergeDeltas(events: readonly ChatEvent[]): ChatEvent[] {
+  const out: ChatEvent[] = [];
+  // A run of same-kind deltas: its first event, and its joined text once a second one came.
+  let first: ChatEvent | undefined;
+  let text = '';
+  let joined = false;
+  const close = (): void => {
+    if (first === undefined) return;
+    out.push(joined ? { type: first.type as 'text-delta', text } : first);
+    first = undefined;
+    joined = false;
+  };
+  for (const event of events) {
+    if (event.type === 'text-delta' || event.type === 'reasoning-delta') {
+      if (first !== undefined && first.type === event.type) {
+        text += event.text;
+        joined = true;
+        continue;
+      }
+      close();
+      first = event;
+      text = event.text;
+      continue;
+    }
+    close();
+    out.push(event);
   }
-  out.push(event);
+  close();
+  return out;
 }
 
 /**

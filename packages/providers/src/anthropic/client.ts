@@ -65,7 +65,7 @@ export class AnthropicClient extends WireClient<SseEvent> {
     const inner = new MessagesStreamDecoder(this.provider);
     const provider = this.provider;
     return {
-      push: (event) => inner.push(parseFrame(provider, event.data) as StreamEvent, event.event),
+      push: (event, out) => inner.push(parseFrame(provider, event.data) as StreamEvent, event.event, out),
       get done() {
         return inner.stopped;
       },

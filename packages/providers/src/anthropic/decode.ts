@@ -100,19 +100,19 @@ export class MessagesStreamDecoder {
     return this.stopReason !== undefined;
   }
 
-  *push(event: StreamEvent, name?: string): Generator<ChatEvent> {
+  push(event: StreamEvent, name: string | undefined, out: ChatEvent[]): void {
     switch (event.type ?? name) {
       case 'message_start':
         this.mergeUsage(event.message?.usage);
         break;
       case 'content_block_start':
-        yield* this.start(event.index ?? 0, event.content_block ?? {});
+        this.start(event.index ?? 0, event.content_block ?? {}, out);
         break;
       case 'content_block_delta':
-        yield* this.delta(event.index ?? 0, event.delta ?? {});
+        this.delta(event.index ?? 0, event.delta ?? {}, out);
         break;
       case 'content_block_stop':
-        yield* this.stop(event.index ?? 0);
+        this.stop(event.index ?? 0, out);
         break;
       case 'message_delta':
         if (event.delta?.stop_reason) this.stopReason = event.delta.stop_reason;
@@ -135,15 +135,15 @@ export class MessagesStreamDecoder {
     if (this.stopReason !== undefined) yield { type: 'finish', reason: normaliseFinish(this.stopReason), raw: this.stopReason };
   }
 
-  private *start(index: number, block: NonNullable<StreamEvent['content_block']>): Generator<ChatEvent> {
+  private start(index: number, block: NonNullable<StreamEvent['content_block']>, out: ChatEvent[]): void {
     switch (block.type) {
       case 'text':
         this.blocks.set(index, { kind: 'text' });
-        if (block.text) yield { type: 'text-delta', text: block.text };
+        if (block.text) out.push({ type: 'text-delta', text: block.text });
         break;
       case 'thinking':
         this.blocks.set(index, { kind: 'thinking', signature: block.signature ?? '' });
-        if (block.thinking) yield { type: 'reasoning-delta', text: block.thinking };
+        if (block.thinking) out.push({ type: 'reasoning-delta', text: block.thinking });
         break;
       case 'redacted_thinking':
         this.blocks.set(index, { kind: 'redacted', data: block.data ?? '' });
@@ -153,7 +153,7 @@ export class MessagesStreamDecoder {
         const id = block.id || `toolu_${ordinal}`;
         const name = block.name ?? '';
         this.blocks.set(index, { kind: 'tool', ordinal, id, name, json: '', input: block.input });
-        yield { type: 'tool-call-delta', index: ordinal, id, name, argumentsDelta: '' };
+        out.push({ type: 'tool-call-delta', index: ordinal, id, name, argumentsDelta: '' });
         break;
       }
       default:
@@ -163,14 +163,14 @@ export class MessagesStreamDecoder {
     }
   }
 
-  private *delta(index: number, delta: NonNullable<StreamEvent['delta']>): Generator<ChatEvent> {
+  private delta(index: number, delta: NonNullable<StreamEvent['delta']>, out: ChatEvent[]): void {
     const block = this.blocks.get(index);
     switch (delta.type) {
       case 'text_delta':
-        if (delta.text) yield { type: 'text-delta', text: delta.text };
+        if (delta.text) out.push({ type: 'text-delta', text: delta.text });
         break;
       case 'thinking_delta':
-        if (delta.thinking) yield { type: 'reasoning-delta', text: delta.thinking };
+        if (delta.thinking) out.push({ type: 'reasoning-delta', text: delta.thinking });
         break;
       case 'signature_delta':
         if (block?.kind === 'thinking') block.signature += delta.signature ?? '';
@@ -179,7 +179,7 @@ export class MessagesStreamDecoder {
         if (block?.kind === 'tool') {
           const piece = delta.partial_json ?? '';
           block.json += piece;
-          if (piece !== '') yield { type: 'tool-call-delta', index: block.ordinal, argumentsDelta: piece };
+          if (piece !== '') out.push({ type: 'tool-call-delta', index: block.ordinal, argumentsDelta: piece });
         }
         break;
       default:
@@ -188,17 +188,17 @@ export class MessagesStreamDecoder {
     }
   }
 
-  private *stop(index: number): Generator<ChatEvent> {
+  private stop(index: number, out: ChatEvent[]): void {
     const block = this.blocks.get(index);
     this.blocks.delete(index);
     if (block?.kind === 'thinking' && block.signature !== '') {
-      yield { type: 'reasoning-state', format: THINKING_FORMAT, data: block.signature };
+      out.push({ type: 'reasoning-state', format: THINKING_FORMAT, data: block.signature });
     } else if (block?.kind === 'redacted' && block.data !== '') {
-      yield { type: 'reasoning-state', format: REDACTED_THINKING_FORMAT, data: block.data };
+      out.push({ type: 'reasoning-state', format: REDACTED_THINKING_FORMAT, data: block.data });
     } else if (block?.kind === 'tool') {
       // No input_json_delta at all means the input of content_block_start is the whole input.
       const raw = block.json !== '' ? block.json : JSON.stringify(block.input ?? {});
-      yield { type: 'tool-call', id: block.id, name: block.name, arguments: raw, input: parseArguments(raw) };
+      out.push({ type: 'tool-call', id: block.id, name: block.name, arguments: raw, input: parseArguments(raw) });
     }
   }
 

@@ -53,7 +53,7 @@ export class GeminiClient extends WireClient<SseEvent> {
     const inner = new GeminiChunkDecoder();
     const provider = this.provider;
     return {
-      push: (event) => inner.push(parseChunk(provider, event.data)),
+      push: (event, out) => inner.push(parseChunk(provider, event.data), out),
       done: false,
       get finished() {
         return inner.finished;

@@ -52,7 +52,7 @@ export class GeminiChunkDecoder {
     return this.finishRaw !== undefined;
   }
 
-  *push(chunk: unknown): Generator<ChatEvent> {
+  push(chunk: unknown, out: ChatEvent[]): void {
     const c = chunk as WireChunk;
     if (c.usageMetadata) this.usage = usageOf(c.usageMetadata);
     // TURN-3: candidate zero only (the index is omitted when it is zero).
@@ -67,37 +67,37 @@ export class GeminiChunkDecoder {
     }
     for (const part of candidate.content?.parts ?? []) {
       if (part.functionCall) {
-        yield* this.functionCall(part.functionCall, part.thoughtSignature);
+        this.functionCall(part.functionCall, part.thoughtSignature, out);
         continue;
       }
       if (typeof part.text === 'string' && part.text !== '') {
-        yield part.thought ? { type: 'reasoning-delta', text: part.text } : { type: 'text-delta', text: part.text };
+        out.push(part.thought ? { type: 'reasoning-delta', text: part.text } : { type: 'text-delta', text: part.text });
       }
       // A signature on a text or thought part is replayed on the model turn's text part.
       if (part.thoughtSignature && part.thoughtSignature !== this.signature) {
         this.signature = part.thoughtSignature;
-        yield { type: 'reasoning-state', format: SIGNATURE_FORMAT, data: part.thoughtSignature };
+        out.push({ type: 'reasoning-state', format: SIGNATURE_FORMAT, data: part.thoughtSignature });
       }
     }
     if (candidate.finishReason) this.finishRaw = candidate.finishReason;
   }
 
   /** Function calls arrive whole: one delta for displays, then the complete call with its signature. */
-  private *functionCall(call: NonNullable<WirePart['functionCall']>, signature: string | undefined): Generator<ChatEvent> {
+  private functionCall(call: NonNullable<WirePart['functionCall']>, signature: string | undefined, out: ChatEvent[]): void {
     const index = this.calls++;
     const id = call.id || `call_${index}`;
     const name = call.name ?? '';
     // Gemini sends `args` as an object; a string is taken as the raw JSON text.
     const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
-    yield { type: 'tool-call-delta', index, id, name, argumentsDelta: args };
-    yield {
+    out.push({ type: 'tool-call-delta', index, id, name, argumentsDelta: args });
+    out.push({
       type: 'tool-call',
       id,
       name,
       arguments: args,
       input: parseArguments(args),
       ...(signature ? { state: { format: SIGNATURE_FORMAT, data: signature } } : {}),
-    };
+    });
   }
 
   /** The closing events: usage, then the finish. */

@@ -50,7 +50,7 @@ export class OllamaChatClient extends WireClient<string> {
     const inner = new OllamaChunkDecoder();
     const provider = this.provider;
     return {
-      push: (line) => inner.push(parseLine(provider, line)),
+      push: (line, out) => inner.push(parseLine(provider, line), out),
       get done() {
         return inner.finished;
       },

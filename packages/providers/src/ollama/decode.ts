@@ -44,16 +44,16 @@ export class OllamaChunkDecoder {
     return this.finishRaw !== undefined;
   }
 
-  *push(chunk: unknown): Generator<ChatEvent> {
+  push(chunk: unknown, out: ChatEvent[]): void {
     if (this.finishRaw !== undefined) return;
     const c = (chunk ?? {}) as OllamaChunk;
     const message = c.message;
     if (message) {
       if (typeof message.thinking === 'string' && message.thinking !== '')
-        yield { type: 'reasoning-delta', text: message.thinking };
-      if (typeof message.content === 'string' && message.content !== '') yield { type: 'text-delta', text: message.content };
+        out.push({ type: 'reasoning-delta', text: message.thinking });
+      if (typeof message.content === 'string' && message.content !== '') out.push({ type: 'text-delta', text: message.content });
       if (Array.isArray(message.tool_calls)) {
-        for (const raw of message.tool_calls as OllamaToolCall[]) yield this.toolCall(raw);
+        for (const raw of message.tool_calls as OllamaToolCall[]) out.push(this.toolCall(raw));
       }
     }
     if (c.done === true) {
@@ -62,9 +62,9 @@ export class OllamaChunkDecoder {
       const input = typeof c.prompt_eval_count === 'number' ? c.prompt_eval_count : undefined;
       const output = typeof c.eval_count === 'number' ? c.eval_count : undefined;
       if (input !== undefined || output !== undefined) {
-        yield { type: 'usage', usage: { inputTokens: input ?? 0, outputTokens: output ?? 0 } };
+        out.push({ type: 'usage', usage: { inputTokens: input ?? 0, outputTokens: output ?? 0 } });
       }
-      yield { type: 'finish', reason: normaliseFinish(this.finishRaw, this.calls > 0), raw: this.finishRaw };
+      out.push({ type: 'finish', reason: normaliseFinish(this.finishRaw, this.calls > 0), raw: this.finishRaw });
     }
   }
 

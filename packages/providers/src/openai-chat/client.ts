@@ -44,12 +44,11 @@ export class OpenAiChatClient extends WireClient<SseEvent> {
     const debug = this.options.debug;
     let done = false;
     return {
-      push(event) {
-        if (event.data !== '[DONE]') return inner.push(parseChunk(provider, event.data));
+      push(event, out) {
+        if (event.data !== '[DONE]') return inner.push(parseChunk(provider, event.data), out);
         done = true;
         const note = inner.endOfStream();
         if (note) debug?.(`${provider}: ${note}`);
-        return [];
       },
       get done() {
         return done;

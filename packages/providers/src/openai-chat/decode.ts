@@ -44,7 +44,7 @@ export class ChatChunkDecoder {
     return this.finishRaw !== undefined;
   }
 
-  *push(chunk: unknown): Generator<ChatEvent> {
+  push(chunk: unknown, out: ChatEvent[]): void {
     const c = chunk as {
       choices?: Array<{ index?: number; delta?: Record<string, unknown>; finish_reason?: string | null }>;
       usage?: {
@@ -72,8 +72,8 @@ export class ChatChunkDecoder {
     if (!choice) return;
     const delta = choice.delta ?? {};
     const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === 'string' && reasoning !== '') yield { type: 'reasoning-delta', text: reasoning };
-    if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text-delta', text: delta.content };
+    if (typeof reasoning === 'string' && reasoning !== '') out.push({ type: 'reasoning-delta', text: reasoning });
+    if (typeof delta.content === 'string' && delta.content !== '') out.push({ type: 'text-delta', text: delta.content });
     if (Array.isArray(delta.tool_calls)) {
       for (const raw of delta.tool_calls as Array<{
         index?: number;
@@ -92,13 +92,13 @@ export class ChatChunkDecoder {
         acc.name = name;
         const piece = raw.function?.arguments ?? '';
         acc.arguments += piece;
-        yield {
+        out.push({
           type: 'tool-call-delta',
           index,
           ...(raw.id ? { id: raw.id } : {}),
           ...(renamed ? { name } : {}),
           argumentsDelta: piece,
-        };
+        });
       }
     }
     if (choice.finish_reason) this.finishRaw = choice.finish_reason;

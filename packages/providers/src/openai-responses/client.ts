@@ -44,7 +44,9 @@ export class OpenAiResponsesClient extends WireClient<SseEvent> {
     const inner = new ResponsesEventDecoder(this.provider);
     const provider = this.provider;
     return {
-      push: (event) => (event.data === '[DONE]' ? [] : inner.push(parseFrame(provider, event.data), event.event)),
+      push: (event, out) => {
+        if (event.data !== '[DONE]') inner.push(parseFrame(provider, event.data), event.event, out);
+      },
       get done() {
         return inner.finished;
       },

@@ -112,22 +112,22 @@ export class ResponsesEventDecoder {
     return this.finishEvent !== undefined;
   }
 
-  *push(event: WireEvent, eventName: string | undefined): Generator<ChatEvent> {
+  push(event: WireEvent, eventName: string | undefined, out: ChatEvent[]): void {
     if (this.finishEvent) return;
     switch (event.type ?? eventName) {
       case 'response.output_text.delta':
       case 'response.refusal.delta':
-        if (event.delta) yield { type: 'text-delta', text: event.delta };
+        if (event.delta) out.push({ type: 'text-delta', text: event.delta });
         break;
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
-        if (event.delta) yield* this.reasoningDelta(event);
+        if (event.delta) this.reasoningDelta(event, out);
         break;
       case 'response.output_item.added':
-        if (event.item?.type === 'function_call') yield* this.callAdded(event);
+        if (event.item?.type === 'function_call') this.callAdded(event, out);
         break;
       case 'response.function_call_arguments.delta':
-        if (event.delta) yield* this.argumentsDelta(event);
+        if (event.delta) this.argumentsDelta(event, out);
         break;
       case 'response.function_call_arguments.done': {
         const acc = this.calls.get(keyOf(event));
@@ -135,12 +135,12 @@ export class ResponsesEventDecoder {
         break;
       }
       case 'response.output_item.done':
-        if (event.item?.type === 'function_call') yield* this.callDone(event);
-        else if (event.item?.type === 'reasoning') yield* this.reasoningDone(event.item);
+        if (event.item?.type === 'function_call') this.callDone(event, out);
+        else if (event.item?.type === 'reasoning') this.reasoningDone(event.item, out);
         break;
       case 'response.completed':
       case 'response.incomplete':
-        yield* this.complete(event);
+        this.complete(event, out);
         break;
       case 'response.failed': {
         const error = event.response?.error;
@@ -162,12 +162,12 @@ export class ResponsesEventDecoder {
   }
 
   /** A blank line between summary parts (or reasoning items), so paragraphs do not run together. */
-  private *reasoningDelta(event: WireEvent): Generator<ChatEvent> {
+  private reasoningDelta(event: WireEvent, out: ChatEvent[]): void {
     const key = `${event.item_id ?? event.output_index ?? ''}:${event.summary_index ?? event.content_index ?? 0}`;
-    if (this.reasoningSeen && key !== this.reasoningKey) yield { type: 'reasoning-delta', text: '\n\n' };
+    if (this.reasoningSeen && key !== this.reasoningKey) out.push({ type: 'reasoning-delta', text: '\n\n' });
     this.reasoningKey = key;
     this.reasoningSeen = true;
-    yield { type: 'reasoning-delta', text: event.delta as string };
+    out.push({ type: 'reasoning-delta', text: event.delta as string });
   }
 
   private accumulator(event: WireEvent): CallAccumulator {
@@ -180,71 +180,71 @@ export class ResponsesEventDecoder {
     return acc;
   }
 
-  private *callAdded(event: WireEvent): Generator<ChatEvent> {
+  private callAdded(event: WireEvent, out: ChatEvent[]): void {
     const item = event.item as WireItem;
     const acc = this.accumulator(event);
     if (item.call_id) acc.callId = item.call_id;
     if (item.name) acc.name = item.name;
     const initial = item.arguments ?? '';
     acc.arguments += initial;
-    yield {
+    out.push({
       type: 'tool-call-delta',
       index: acc.ordinal,
       ...(acc.callId ? { id: acc.callId } : {}),
       ...(acc.name ? { name: acc.name } : {}),
       argumentsDelta: initial,
-    };
+    });
   }
 
-  private *argumentsDelta(event: WireEvent): Generator<ChatEvent> {
+  private argumentsDelta(event: WireEvent, out: ChatEvent[]): void {
     const acc = this.accumulator(event);
     acc.arguments += event.delta as string;
-    yield { type: 'tool-call-delta', index: acc.ordinal, argumentsDelta: event.delta as string };
+    out.push({ type: 'tool-call-delta', index: acc.ordinal, argumentsDelta: event.delta as string });
   }
 
-  private *callDone(event: WireEvent): Generator<ChatEvent> {
+  private callDone(event: WireEvent, out: ChatEvent[]): void {
     const item = event.item as WireItem;
     const acc = this.accumulator(event);
     if (item.call_id) acc.callId = item.call_id;
     if (item.name) acc.name = item.name;
     if (typeof item.arguments === 'string') acc.arguments = item.arguments;
-    yield* this.emitCall(acc);
+    this.emitCall(acc, out);
   }
 
-  private *emitCall(acc: CallAccumulator): Generator<ChatEvent> {
+  private emitCall(acc: CallAccumulator, out: ChatEvent[]): void {
     if (acc.emitted) return;
     acc.emitted = true;
-    yield {
+    out.push({
       type: 'tool-call',
       id: acc.callId || `call_${acc.ordinal}`,
       name: acc.name,
       arguments: acc.arguments,
       input: parseArguments(acc.arguments),
-    };
+    });
   }
 
   /**
    * A reasoning item with encrypted content becomes replay state. The engine closes one
    * reasoning part per state event, so each state holds exactly the item that just finished.
    */
-  private *reasoningDone(item: WireItem): Generator<ChatEvent> {
+  private reasoningDone(item: WireItem, out: ChatEvent[]): void {
     if (typeof item.encrypted_content !== 'string' || item.encrypted_content === '') return;
     const summary = (item.summary ?? []).map((s) => s.text ?? '').filter((text) => text !== '');
     const stored = { ...(item.id ? { id: item.id } : {}), encrypted_content: item.encrypted_content, summary };
-    yield { type: 'reasoning-state', format: REASONING_FORMAT, data: encodeReasoningState([stored]) };
+    out.push({ type: 'reasoning-state', format: REASONING_FORMAT, data: encodeReasoningState([stored]) });
   }
 
-  private *complete(event: WireEvent): Generator<ChatEvent> {
+  private complete(event: WireEvent, out: ChatEvent[]): void {
     const response = event.response ?? {};
     // Calls whose output_item.done never came (some compatible servers) close here.
     const pending = [...this.calls.values()].filter((acc) => !acc.emitted).sort((a, b) => a.ordinal - b.ordinal);
-    for (const acc of pending) yield* this.emitCall(acc);
+    for (const acc of pending) this.emitCall(acc, out);
     const usage = usageOf(response);
-    if (usage) yield { type: 'usage', usage };
+    if (usage) out.push({ type: 'usage', usage });
     const incomplete = event.type === 'response.incomplete' || response.status === 'incomplete';
     const raw = incomplete ? (response.incomplete_details?.reason ?? 'incomplete') : (response.status ?? 'completed');
     this.finishEvent = { type: 'finish', reason: normaliseFinish(raw, this.calls.size > 0), raw };
-    yield this.finishEvent;
+    out.push(this.finishEvent);
   }
 }
 
