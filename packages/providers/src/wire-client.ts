@@ -5,7 +5,7 @@
  * A wire supplies only its URL, headers, request encoding, frame source and frame decoder.
  */
 import type { ChatEvent, ChatRequest, ClientCapabilities, StreamingChatClient } from '@crystal/core';
-import { ProviderError } from '@crystal/core';
+import { monotonicMs, ProviderError } from '@crystal/core';
 import { type ClientOptions, DEFAULT_TIMEOUTS, type Endpoint, type ModelSettings } from './endpoint.js';
 import { abortError, type HttpErrorInput } from './http-error.js';
 import { type OpenStream, postStream, streamFailure } from './http.js';
@@ -286,7 +286,7 @@ function mergeDeltas(events: readonly ChatEvent[]): ChatEvent[] {
  * the one timer, when it fires, re-arms for what is left of the window, or calls `onIdle`.
  */
 class IdleWatch {
-  private last = performance.now();
+  private last = monotonicMs();
   private timer: NodeJS.Timeout;
 
   constructor(
@@ -297,7 +297,7 @@ class IdleWatch {
   }
 
   progress(): void {
-    this.last = performance.now();
+    this.last = monotonicMs();
   }
 
   stop(): void {
@@ -311,7 +311,7 @@ class IdleWatch {
   }
 
   private check(): void {
-    const left = this.ms - (performance.now() - this.last);
+    const left = this.ms - (monotonicMs() - this.last);
     if (left <= 0) this.onIdle();
     else this.timer = this.arm(left);
   }

@@ -37,6 +37,7 @@
  * test/read-coalescer.test.ts fails on the read counts if coalescing silently stops working.
  */
 import type { IncomingMessage } from 'node:http';
+import { monotonicMs } from '@crystal/core';
 
 export const COALESCE_WINDOW_MS = 16;
 export const SMALL_BATCH_BYTES = 16 * 1024;
@@ -79,7 +80,7 @@ export function coalesceReads(res: IncomingMessage, windowMs = COALESCE_WINDOW_M
   if (!socket || !handleOf()) return NONE;
   let done = false;
   let batch = 0;
-  let lastActive = performance.now();
+  let lastActive = monotonicMs();
   let quietBatch = false;
   /** Reads (batches) since the headers or the last quiet gap. */
   let streak = 0;
@@ -92,7 +93,7 @@ export function coalesceReads(res: IncomingMessage, windowMs = COALESCE_WINDOW_M
     timer = undefined;
     const handle = stopped;
     stopped = undefined;
-    lastActive = performance.now();
+    lastActive = monotonicMs();
     // Node keeps `reading` true while we hold the handle; false means Node stopped it itself
     // (its buffer is full) and will start it again when that is read.
     if (handle && outerOf()?.reading !== false && !socket.destroyed && handleOf() === handle) handle.readStart();
@@ -103,7 +104,7 @@ export function coalesceReads(res: IncomingMessage, windowMs = COALESCE_WINDOW_M
     const quiet = quietBatch;
     batch = 0;
     quietBatch = false;
-    lastActive = performance.now();
+    lastActive = monotonicMs();
     streak = quiet ? 1 : streak + 1;
     if (done || !small || streak <= PROMPT_READS || socket.destroyed) return;
     const handle = handleOf();
@@ -117,7 +118,7 @@ export function coalesceReads(res: IncomingMessage, windowMs = COALESCE_WINDOW_M
     if (done) return;
     if (decision === undefined) {
       // The first read of a wake-up; after a quiet gap the prompt reads start again.
-      quietBatch = performance.now() - lastActive >= windowMs;
+      quietBatch = monotonicMs() - lastActive >= windowMs;
       decision = setImmediate(decide);
     }
     batch += chunk.length;
