@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ChatMessage, emptyUsage, systemMessage, userMessage } from '@crystal/core';
 import { describe, expect, it } from 'vitest';
-import { FileSystemError, SessionFiles, type SessionState, sessionPath } from '../src/index.js';
+import { FileSystemError, SessionFiles, type SessionState, sessionPath, writeFileAtomic } from '../src/index.js';
 
 const asRoot = process.getuid?.() === 0;
 const assistant = (text: string): ChatMessage => ({ role: 'assistant', content: [{ type: 'text', text }] });
@@ -169,6 +169,20 @@ describe('REL-3 issue 22 a save that fails part way leaves nothing half-made', (
       });
     },
   );
+});
+
+describe('REL-3 issue 22 writeFileAtomic of more than 1 MiB (written on the thread pool)', () => {
+  it.runIf(asRoot)('REL-3 issue 22 an image-sized write that does not fit fails with ENOSPC and leaves no temp file', async () => {
+    await onSmallDisk('1m', async (home) => {
+      const target = join(home, 'media', 'image.png');
+      await expect(writeFileAtomic(target, Buffer.alloc(1536 * 1024, 3))).rejects.toMatchObject({ code: 'ENOSPC' });
+      expect(readdirSync(join(home, 'media'))).toEqual([]);
+      // The same write that fits goes through, whole.
+      await writeFileAtomic(target, Buffer.alloc(512 * 1024, 4));
+      expect(readdirSync(join(home, 'media'))).toEqual(['image.png']);
+      expect(statSync(target).size).toBe(512 * 1024);
+    });
+  });
 });
 
 describe('issue 22 large transcripts', () => {
