@@ -14,10 +14,20 @@
  * Compaction or /clear, which rewrite a transcript, start a new generation file instead.
  * A head that holds `items`/`archive` arrays (older files, exports) loads as before (HIST-7).
  */
-import { closeSync, promises as fs, openSync, readdirSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
+import {
+  closeSync,
+  promises as fs,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { type ChatMessage, type Usage, uniqueHex } from '@crystal/core';
-import { writeFileAtomic } from './atomic-write.js';
+import { commit, discard, removeQuietly, type StagedFile, stageAt, stageReplace, syncAll, syncDir } from './durable-files.js';
 import { UsageError } from './errors.js';
 import { describeFsError } from './fs-errors.js';
 import { homePaths } from './home.js';
@@ -247,18 +257,28 @@ export class SessionFiles {
     const onDisk = headStamp(path);
     if (!sameStamp(onDisk, this.stamp)) throw new SessionChangedError(this.id, path);
     const created: string[] = [];
+    const staged: StagedFile[] = [];
     try {
-      return await this.write(dir, path, state, created);
+      return await this.write(dir, path, state, created, staged);
     } catch (error) {
-      // REL-3: a failed save leaves no half-made generation files; committed bytes stay as they were.
-      for (const file of created) await fs.rm(join(dir, file), { force: true }).catch(() => undefined);
+      // REL-3: a failed save leaves no temp file and no half-made generation files; committed
+      // bytes stay as they were.
+      await discard(staged);
+      for (const file of created) removeQuietly(join(dir, file));
       throw describeFsError(error, `save session ${this.id}`, path);
     }
   }
 
-  private async write(dir: string, path: string, state: SessionState, created: string[]): Promise<string> {
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    // One consistent snapshot of both transcripts and the head, taken before any await.
+  /**
+   * Issue 22: two thread-pool round trips. Both transcripts' new bytes and the new head (its
+   * refs are computed from the bytes) are written to the page cache synchronously; then ONE
+   * wait for the fsyncs of all three; then the head's rename (the commit point: transcripts and
+   * head are durable before it), and one wait for the folder's fsync (durable-files.ts says what
+   * may block the main thread). The snapshot of both transcripts and the head is taken with no
+   * await before the writes, so a turn appending meanwhile saves its messages next time.
+   */
+  private async write(dir: string, path: string, state: SessionState, created: string[], staged: StagedFile[]): Promise<string> {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const contextBody = state.context[0]?.role === 'system' ? state.context.slice(1) : [...state.context];
     // An archive left on disk (a `run` resume) gets only what was appended since: it is not read.
     const pending = pendingArchive(state);
@@ -273,53 +293,49 @@ export class SessionFiles {
       created.push(name);
       return name;
     };
-    // Both transcripts are written (and fsynced) at once, the head after both: one disk round trip
-    // less before a turn's first request (issue 22 item 4). Each picks its file name before its
-    // first await, so the generation numbers stay in this order; a failure is thrown only once
-    // both have settled, so the clean-up of `created` never races a write still under way.
-    const [archiveSaved, contextSaved] = await Promise.allSettled([
-      this.persist(dir, this.archive, archiveNow, () => nextFile('archive'), old, tail),
-      this.persist(dir, this.context, contextBody, () => nextFile('context'), old, false),
-    ]);
-    if (archiveSaved.status === 'rejected') throw archiveSaved.reason;
-    if (contextSaved.status === 'rejected') throw contextSaved.reason;
-    const archive = archiveSaved.value;
-    const context = contextSaved.value;
+    const archive = this.persist(dir, this.archive, archiveNow, () => nextFile('archive'), old, tail, staged);
+    const context = this.persist(dir, this.context, contextBody, () => nextFile('context'), old, false, staged);
     const head: LogHead = { version: 1, generation, archive: archive.ref, context: context.ref };
-    await writeFileAtomic(path, `${JSON.stringify({ ...fields, items: null, archive: null, log: head }, null, 2)}\n`);
+    staged.push(stageReplace(path, `${JSON.stringify({ ...fields, items: null, archive: null, log: head }, null, 2)}\n`));
+    await syncAll(staged);
+    commit(staged);
     created.length = 0;
     this.stamp = headStamp(path);
     this.generation = generation;
     this.archive = archive;
     this.context = context;
-    for (const file of old) await fs.rm(join(dir, file), { force: true });
+    await syncDir(dir);
+    // The head no longer names them (after the folder's fsync, as before); one left behind is never read.
+    for (const file of old) removeQuietly(join(dir, file));
     return path;
   }
 
   /**
-   * Appends what is new, or writes a new generation when the transcript was rewritten. `live`
-   * is a snapshot taken before the first await: a turn may append while the write runs, and
-   * those later messages belong to the next save, not to the bytes written now. `tail`: `live` is
-   * what follows the persisted prefix of an archive left on disk (it can only be appended).
+   * Appends what is new, or writes a new generation when the transcript was rewritten (staged:
+   * written, not yet durable). `live` is a snapshot: a turn may append while the save waits,
+   * and those later messages belong to the next save. `tail`: `live` is what follows the
+   * persisted prefix of an archive left on disk (it can only be appended).
    */
-  private async persist(
+  private persist(
     dir: string,
     persisted: PersistedLog | undefined,
     live: readonly ChatMessage[],
     nextFile: () => string,
     old: string[],
     tail: boolean,
-  ): Promise<PersistedLog> {
+    staged: StagedFile[],
+  ): PersistedLog {
     const messages = live as ChatMessage[];
     const committed = persisted?.committedPart(messages, tail);
     if (persisted && committed !== undefined) {
       const fresh = messages.slice(committed);
       if (fresh.length === 0) return persisted;
-      const data = fresh.map(messageLine).join('');
-      await writeAt(join(dir, persisted.ref.file), persisted.ref.bytes, data);
+      const data = Buffer.from(fresh.map(messageLine).join(''), 'utf8');
+      // Written at the committed length, cutting a torn append of a crashed save first.
+      staged.push(stageAt(join(dir, persisted.ref.file), persisted.ref.bytes, data));
       const ref = {
         file: persisted.ref.file,
-        bytes: persisted.ref.bytes + Buffer.byteLength(data),
+        bytes: persisted.ref.bytes + data.length,
         messages: persisted.ref.messages + fresh.length,
       };
       // Once the whole archive is in memory, the prefix is no longer needed to compare.
@@ -327,11 +343,11 @@ export class SessionFiles {
     }
     if (tail) throw new Error(`internal: the archive of session ${this.id} was changed without being read`);
     const file = nextFile();
-    const data = messages.map(messageLine).join('');
-    await writeAt(join(dir, file), 0, data);
+    const data = Buffer.from(messages.map(messageLine).join(''), 'utf8');
+    staged.push(stageAt(join(dir, file), 0, data));
     // A damaged file stays where it is, as it does when a load finds it damaged (REL-4).
     if (persisted && persisted.prefix?.intact !== false) old.push(persisted.ref.file);
-    return new PersistedLog({ file, bytes: Buffer.byteLength(data), messages: messages.length }, messages);
+    return new PersistedLog({ file, bytes: data.length, messages: messages.length }, messages);
   }
 
   /**
@@ -508,18 +524,6 @@ function readLastLines(path: string, bytes: number, count: number): ChatMessage[
     return [];
   } finally {
     if (handle !== undefined) closeSync(handle);
-  }
-}
-
-/** Writes `data` at byte `offset`, cutting anything past it first (a torn append of a crashed save). */
-async function writeAt(path: string, offset: number, data: string): Promise<void> {
-  const handle = await fs.open(path, offset === 0 ? 'w' : 'r+', 0o600);
-  try {
-    await handle.truncate(offset);
-    await handle.write(data, offset, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

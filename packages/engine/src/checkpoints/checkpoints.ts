@@ -21,7 +21,7 @@
  * file and its target: a restore killed with -9 leaves each file old or new, and re-running the
  * rewind finishes it.
  */
-import { promises as fs, lstatSync, realpathSync } from 'node:fs';
+import { promises as fs, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { ChatMessage, ParsedToolCall, ToolResultPart } from '@crystal/core';
 import { writeFileAtomic } from '../atomic-write.js';
@@ -34,7 +34,7 @@ import {
   type CheckpointRecord,
   liveTurns,
   type RewindRecord,
-  readLog,
+  readLogSync,
   type TurnRecord,
   turnRecord,
   writeLog,
@@ -192,10 +192,10 @@ export class Checkpoints {
     return join(this.options.home, 'checkpoints', 'index', `${sha256(this.workspace)}.json`);
   }
 
-  /** The session's checkpoint log (read once). */
+  /** The session's checkpoint log (read once, from the page cache: no thread-pool round trip, issue 22). */
   async records(): Promise<CheckpointLog> {
     if (!this.loaded) {
-      this.log = await readLog(this.options.home, this.options.sessionId);
+      this.log = readLogSync(this.options.home, this.options.sessionId);
       this.loaded = true;
     }
     this.log ??= { version: 1, session: this.options.sessionId, workspace: this.workspace, records: [] };
@@ -365,7 +365,7 @@ export class Checkpoints {
   private async pruneDaily(): Promise<void> {
     const marker = join(this.options.home, 'checkpoints', 'last-gc');
     try {
-      const stat = await fs.stat(marker).catch(() => undefined);
+      const stat = statSync(marker, { throwIfNoEntry: false });
       if (stat && Date.now() - stat.mtimeMs < 24 * 3600_000) return;
       await writeFileAtomic(marker, new Date().toISOString(), 0o600);
       await collectGarbage(this.options.home, { limits: this.limits, graceMs: 3600_000, skipRecentMs: 3600_000 });
@@ -638,7 +638,8 @@ export class Checkpoints {
   private async finishInterrupted(): Promise<Journal | undefined> {
     let journal: Journal;
     try {
-      journal = JSON.parse(await fs.readFile(this.journalPath, 'utf8')) as Journal;
+      // Looked for before every turn: one open that finds nothing, no thread-pool round trip (issue 22).
+      journal = JSON.parse(readFileSync(this.journalPath, 'utf8')) as Journal;
     } catch {
       return undefined;
     }

@@ -8,7 +8,7 @@
  * - `batch`: one tool batch of turn N and the files it changed (before and after). `undone`
  *   once a code rewind restored what came before it.
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { Change } from './tracker.js';
@@ -81,6 +81,25 @@ export async function readLog(home: string, sessionId: string): Promise<Checkpoi
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  return parseLog(home, sessionId, text);
+}
+
+/**
+ * `readLog` without a thread-pool round trip, for the recorder's first turn record (issue 22:
+ * a read from the page cache; the log is one session's records).
+ */
+export function readLogSync(home: string, sessionId: string): CheckpointLog | undefined {
+  let text: string;
+  try {
+    text = readFileSync(logPath(home, sessionId), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return parseLog(home, sessionId, text);
+}
+
+function parseLog(home: string, sessionId: string, text: string): CheckpointLog {
   const parsed = JSON.parse(text) as CheckpointLog;
   if (parsed.version !== 1 || !Array.isArray(parsed.records))
     throw new Error(`The checkpoint file ${logPath(home, sessionId)} is not one this version reads.`);
