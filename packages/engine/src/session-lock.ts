@@ -6,11 +6,12 @@
  * to do; a lock whose process is gone (kill -9, power loss) is taken over. Locks are released
  * when the session is closed and, at the latest, when the process exits.
  */
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { uniqueHex } from '@crystal/core';
 import { UsageError } from './errors.js';
+import { removeFileSync } from './durable-files.js';
 import { describeFsError } from './fs-errors.js';
 import { homePaths } from './home.js';
 import { requireSessionId } from './session-names.js';
@@ -109,7 +110,7 @@ export class SessionLock {
           // the place was taken again; whoever holds it is judged on the next attempt
         }
       }
-      rmSync(aside, { force: true });
+      removeFileSync(aside);
     }
     const holder = parseHolder(readLock(path) ?? '');
     if (holder) throw new SessionBusyError(id, holder);
@@ -186,7 +187,7 @@ function tryCreate(path: string, body: string): boolean {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw describeFsError(error, 'create the session lock', path);
   } finally {
-    rmSync(temp, { force: true });
+    removeFileSync(temp);
   }
 }
 
@@ -248,7 +249,7 @@ function removeIfOurs(path: string, token: string): void {
   try {
     const text = readFileSync(path, 'utf8');
     if (!text.includes(`"token":"${token}"`)) return;
-    rmSync(path, { force: true });
+    removeFileSync(path);
   } catch {
     // already gone
   }
