@@ -111,6 +111,8 @@ export function discoverProfiles(places: ExtensionPlaces, exploreModel?: string)
   for (const root of agentSearchRoots(places)) {
     let entries: string[];
     try {
+      // Most search roots do not exist: no exception for those (issue 22).
+      if (!statSync(root, { throwIfNoEntry: false })) continue;
       entries = readdirSync(root)
         .filter((name) => name.endsWith('.md'))
         .sort();

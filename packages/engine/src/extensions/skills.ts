@@ -46,6 +46,8 @@ export function discoverSkills(places: ExtensionPlaces): SkillCatalog {
     let real: string;
     let entries: string[];
     try {
+      // Most search roots do not exist: no exception for those (issue 22).
+      if (!statSync(root, { throwIfNoEntry: false })) continue;
       real = realpathSync(root);
       entries = readdirSync(real).sort();
     } catch {

@@ -75,7 +75,8 @@ function projectRules(workspace: string): string[] {
 
 function isFile(path: string): boolean {
   try {
-    return statSync(path).isFile();
+    // A missing file is the common case: no exception for it (each costs a stack trace; issue 22).
+    return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
   } catch {
     return false;
   }
