@@ -150,7 +150,7 @@ function writeCache(file: string, data: Buffer, keep: readonly string[]): void {
 
 /** The terminal bundle's exports (packages/cli/src/terminal-entry.ts) as launch uses them. */
 interface TerminalBundle {
-  startTerminal(argv: readonly string[], loadMain: () => Promise<void>): void;
+  startTerminal(argv: readonly string[], loadMain: (flush: () => Promise<void>) => Promise<void>): void;
 }
 
 /**
@@ -179,8 +179,10 @@ export function launch(bundle: string, argv: readonly string[]): void {
   if (cacheKindOf(argv) === 'tui' && onTerminal(bundle)) {
     // After the first frame the main bundle is read off the main thread, so a key typed then is
     // echoed at once; its compile that follows is one synchronous block (a key then waits for it).
-    (loadTerminal() as TerminalBundle).startTerminal(argv, async () => {
-      load.run(bundle, CRYSTAL_BUNDLE_HASH, loadTerminal, await load.read(bundle, CRYSTAL_BUNDLE_HASH));
+    (loadTerminal() as TerminalBundle).startTerminal(argv, async (flush) => {
+      const read = await load.read(bundle, CRYSTAL_BUNDLE_HASH);
+      await flush();
+      load.run(bundle, CRYSTAL_BUNDLE_HASH, loadTerminal, read);
     });
   } else load.now(bundle, CRYSTAL_BUNDLE_HASH, loadTerminal);
 }

@@ -18,10 +18,10 @@ export * from '@crystal/tui';
 
 /**
  * `crystal [flags]` on a terminal: paints the first frame if this start may, hands it over, and
- * runs the main bundle (`loadMain`). The main bundle does everything else, as if it had started
+ * runs the main bundle (`loadMain`, which calls `flush` before it compiles). The main bundle does everything else, as if it had started
  * alone: it parses the flags again and reports any problem with them, decides the session, opens it.
  */
-export function startTerminal(argv: readonly string[], loadMain: () => Promise<void>): void {
+export function startTerminal(argv: readonly string[], loadMain: (flush: () => Promise<void>) => Promise<void>): void {
   let early: EarlyTerminal | undefined;
   try {
     const options = parseInteractiveOptions(argv);
@@ -32,7 +32,9 @@ export function startTerminal(argv: readonly string[], loadMain: () => Promise<v
     early = undefined;
   }
   if (early) handOver(argv, early);
-  loadMain().catch((error: unknown) => {
+  // Between the main bundle's read and its compile (one synchronous block), a key read meanwhile
+  // is echoed first.
+  loadMain(() => early?.app.painted() ?? Promise.resolve()).catch((error: unknown) => {
     // The main bundle could not be read or compiled (a broken install): the terminal is given
     // back before the message, as for any start-up error.
     early?.abandon();
