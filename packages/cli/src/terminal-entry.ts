@@ -18,8 +18,9 @@ export * from '@crystal/tui';
 
 /**
  * `crystal [flags]` on a terminal: paints the first frame if this start may, hands it over, and
- * runs the main bundle (`loadMain`, which calls `flush` before it compiles). The main bundle does everything else, as if it had started
- * alone: it parses the flags again and reports any problem with them, decides the session, opens it.
+ * runs the main bundle (`loadMain`, which calls `flush` before it compiles). The main bundle does
+ * everything else, as if it had started alone: it parses the flags again and reports any problem
+ * with them, decides the session, opens it.
  */
 export function startTerminal(argv: readonly string[], loadMain: (flush: () => Promise<void>) => Promise<void>): void {
   let early: EarlyTerminal | undefined;

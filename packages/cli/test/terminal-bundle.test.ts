@@ -6,9 +6,9 @@
  * holds the read of the main bundle until the test creates a file: everything typed before that
  * is typed before the main bundle exists in the process.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '@crystal/testkit';
+import { crystalBin, tempDir } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PtySession, type Scenario, scenario, userTexts } from './pty-harness.js';
 
@@ -132,6 +132,28 @@ describe('issue 22: the terminal starts from its own small bundle', () => {
       expect(session.isBold(loud.row, loud.col)).toBe(true);
     });
   }
+
+  it('CLI-1 (issue 22) a main bundle that cannot be compiled (a broken install) gives the terminal back before its message, exit 1', async () => {
+    // A copy of the bin and its bundles whose main bundle is damaged.
+    const copy = tempDir('crystal-broken-install-');
+    cpSync(join(crystalBin, '..'), join(copy, 'bin'), { recursive: true });
+    mkdirSync(join(copy, 'dist'));
+    for (const name of ['fast-path.cjs', 'launch.cjs', 'terminal.cjs'])
+      copyFileSync(join(crystalBin, '../../dist', name), join(copy, 'dist', name));
+    writeFileSync(join(copy, 'dist', 'crystal.cjs'), 'this is not JavaScript (\n');
+    current = await scenario({ replies: [] });
+    const { home, workspace } = current;
+    current.session.kill();
+    await current.session.exited;
+    const session = PtySession.start({ bin: join(copy, 'bin', 'crystal.js'), home: home.path, cwd: workspace });
+    const { exitCode } = await session.exited;
+    expect(exitCode).toBe(1);
+    // The terminal bundle painted, then took its frame back; the message is what is left.
+    expect(session.output).toContain('Working in');
+    const screen = session.lines().join('\n');
+    expect(screen).not.toContain('Type a message');
+    expect(screen).toMatch(/crystal: internal error: \S*crystal\.cjs[\s\S]*SyntaxError/);
+  });
 
   it('CLI-1 (issue 22) a bad flag on a terminal is one line from the main bundle, exit 1, and no frame', async () => {
     current = await scenario({ replies: [], args: ['--no-such-flag'] });
