@@ -36,6 +36,11 @@ function assertAscii(file) {
   );
 }
 
+// `import.meta.url` in a bundle is the bundle's file URL, made when first asked for: node:url's
+// pathToFileURL costs a start about a millisecond, and most starts never ask (issue 22).
+const BUNDLE_URL =
+  "var __crystalBundle = { get url() { return require('node:url').pathToFileURL(__filename).href; } };";
+
 // The terminal bundle (packages/cli/src/terminal-entry.ts; issue 22): @crystal/tui and the first
 // frame's code path, which a terminal session compiles (with its own code cache) and paints from
 // before the main bundle is read. `marked` and `string-width` stay in it behind their import().
@@ -50,8 +55,8 @@ await build({
   sourcemap: 'linked',
   conditions: ['source'],
   // As in the main bundle: a module's own URL is the bundle's (core's lazy built-ins resolve from it).
-  define: { 'import.meta.url': '__crystalBundleUrl' },
-  banner: { js: "var __crystalBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  define: { 'import.meta.url': '__crystalBundle.url' },
+  banner: { js: BUNDLE_URL },
   logLevel: 'warning',
 });
 assertAscii(`${outdir}/terminal.cjs`);
@@ -83,9 +88,9 @@ await build({
     CRYSTAL_VERSION: JSON.stringify(pkg.version),
     CRYSTAL_COMMIT: JSON.stringify(commit),
     // The Web host finds its app next to the bundle (packages/web/src/app-files.ts).
-    'import.meta.url': '__crystalBundleUrl',
+    'import.meta.url': '__crystalBundle.url',
   },
-  banner: { js: "var __crystalBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  banner: { js: BUNDLE_URL },
   plugins: [tuiFromTerminalBundle],
   // Native addons stay outside the bundle and load from node_modules when first used.
   external: ['sharp'],
