@@ -38,8 +38,7 @@ function assertAscii(file) {
 
 // `import.meta.url` in a bundle is the bundle's file URL, made when first asked for: node:url's
 // pathToFileURL costs a start about a millisecond, and most starts never ask (issue 22).
-const BUNDLE_URL =
-  "var __crystalBundle = { get url() { return require('node:url').pathToFileURL(__filename).href; } };";
+const BUNDLE_URL = "var __crystalBundle = { get url() { return require('node:url').pathToFileURL(__filename).href; } };";
 
 // The terminal bundle (packages/cli/src/terminal-entry.ts; issue 22): @crystal/tui and the first
 // frame's code path, which a terminal session compiles (with its own code cache) and paints from
