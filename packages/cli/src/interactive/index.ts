@@ -5,10 +5,11 @@
  * back to sequential plain text (TUI-7).
  *
  * Ready sooner (issue 22): on a terminal, a new session in a trusted workspace paints its first
- * frame and takes keys before the engine loads (early.ts, from `@crystal/engine/early` alone),
- * then loads the engine in steps with the keys handled between them, and opens the session
- * (open.ts). A resume, `-r`, the trust question, plain output and a config the peek cannot
- * read load the engine first, as before.
+ * frame and takes keys before the engine loads (early.ts, from `@crystal/engine/early` alone;
+ * from the bin, the terminal bundle paints it before this bundle is even read and hands it over,
+ * packages/cli/src/terminal-entry.ts), then loads the engine in steps with the keys handled
+ * between them, and opens the session (open.ts). A resume, `-r`, the trust question, plain
+ * output and a config the peek cannot read load the engine first, as before.
  */
 import { resolve } from 'node:path';
 import { resolveHome } from '@crystal/engine/early';
