@@ -133,6 +133,20 @@ describe('issue 22: the terminal starts from its own small bundle', () => {
     });
   }
 
+  it('TUI-2 (issue 22) with CRYSTAL_COMPILE_CACHE=off Node requires both bundles (as on Node 22): one terminal module, keys kept, Markdown laid out', async () => {
+    current = await scenario({ replies: [{ text: 'A **loud** word.' }], env: { CRYSTAL_COMPILE_CACHE: 'off' } });
+    const { session, fake } = current;
+    await session.waitFor('Type a message');
+    await session.type('no cache');
+    session.write('\r');
+    const screen = await session.waitFor('A loud word.');
+    expect(screen).not.toContain('**loud**');
+    const loud = session.find('loud') as { row: number; col: number };
+    expect(session.isBold(loud.row, loud.col)).toBe(true);
+    expect(session.bufferLines().filter((l) => l.includes('Working in'))).toHaveLength(1);
+    expect(userTexts(fake).filter((t) => t.length > 0)).toEqual([['no cache']]);
+  });
+
   it('CLI-1 (issue 22) a main bundle that cannot be compiled (a broken install) gives the terminal back before its message, exit 1', async () => {
     // A copy of the bin and its bundles whose main bundle is damaged.
     const copy = tempDir('crystal-broken-install-');
