@@ -66,7 +66,15 @@ assertAscii(`${outdir}/terminal.cjs`);
 const tuiFromTerminalBundle = {
   name: 'tui-from-terminal-bundle',
   setup(b) {
-    b.onResolve({ filter: /^@crystal\/tui$/ }, () => ({ path: './terminal.cjs', external: true }));
+    b.onResolve({ filter: /^@crystal\/tui$/ }, () => ({ path: 'tui', namespace: 'terminal-bundle' }));
+    b.onLoad({ filter: /.*/, namespace: 'terminal-bundle' }, () => ({
+      contents: "module.exports = require('./terminal.cjs').tui;",
+      loader: 'js',
+    }));
+    b.onResolve({ filter: /^\.\/terminal\.cjs$/, namespace: 'terminal-bundle' }, () => ({
+      path: './terminal.cjs',
+      external: true,
+    }));
   },
 };
 

@@ -4,8 +4,8 @@
  * the main bundle, so a terminal start paints and takes keys before the main bundle is read and
  * compiled. It then loads the main bundle, which takes the frame over (interactive/index.ts).
  *
- * The main bundle does not hold `@crystal/tui`: its `require('./terminal.cjs')` is served these
- * exports (packages/cli/src/launch.ts), already loaded on this path and loaded when first needed
+ * The main bundle does not hold `@crystal/tui`: it is `require('./terminal.cjs').tui`, served
+ * from these exports (packages/cli/src/launch.ts), already loaded on this path and loaded when first needed
  * on any other, so the terminal's classes and module state exist once per process.
  */
 import { paintIfEarly, handOver } from './interactive/early-start.js';
@@ -14,7 +14,9 @@ import { parseInteractiveOptions } from './interactive/options.js';
 import { resolveHome } from '@crystal/engine/early';
 import { resolve } from 'node:path';
 
-export * from '@crystal/tui';
+// One namespace export (not `export *`, whose property copies cost the first frame a few tenths of
+// a millisecond): the main bundle's `@crystal/tui` is this `tui` (scripts/bundle.mjs).
+export * as tui from '@crystal/tui';
 
 /**
  * `crystal [flags]` on a terminal: paints the first frame if this start may, hands it over, and
