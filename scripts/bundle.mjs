@@ -1,5 +1,6 @@
-// Bundles the CLI with esbuild: one CommonJS bundle the bin compiles with V8's code cache
-// (launch.cjs), and `--version`/`--help` in a file of their own (fast-path.cjs).
+// Bundles the CLI with esbuild: the main CommonJS bundle the bin compiles with V8's code cache
+// (launch.cjs), the terminal bundle a terminal session starts from (terminal.cjs: @crystal/tui and
+// the first frame's code), and `--version`/`--help` in a file of their own (fast-path.cjs).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
@@ -17,6 +18,66 @@ try {
 }
 const outdir = `${root}packages/cli/dist`;
 rmSync(outdir, { recursive: true, force: true });
+/** The bundle's content hash: its cache files are named for it, so a new build never reads an old build's cache. */
+const hashOf = (file) => createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
+
+/**
+ * Pure ASCII, so Node reads it as a one-byte string: seven non-ASCII bytes (two regex literals) made
+ * V8 hold the 1.1 MB source as UTF-16 and cost 3 ms more to read at every start (issue 22 item 4).
+ */
+function assertAscii(file) {
+  const text = readFileSync(file, 'latin1');
+  const nonAscii = text.search(/[^\x00-\x7f]/);
+  if (nonAscii === -1) return;
+  const line = text.slice(0, nonAscii).split('\n').length;
+  const near = Buffer.from(text.slice(nonAscii - 30, nonAscii + 10), 'latin1').toString('utf8');
+  throw new Error(
+    `${file.slice(root.length)} has a non-ASCII character at line ${line} (${JSON.stringify(near)}); write it as a \\u escape in the source.`,
+  );
+}
+
+// `import.meta.url` in a bundle is the bundle's file URL, made when first asked for: node:url's
+// pathToFileURL costs a start about a millisecond, and most starts never ask (issue 22).
+const BUNDLE_URL = "var __crystalBundle = { get url() { return require('node:url').pathToFileURL(__filename).href; } };";
+
+// The terminal bundle (packages/cli/src/terminal-entry.ts; issue 22): @crystal/tui and the first
+// frame's code path, which a terminal session compiles (with its own code cache) and paints from
+// before the main bundle is read. `marked` and `string-width` stay in it behind their import().
+await build({
+  entryPoints: [`${root}packages/cli/src/terminal-entry.ts`],
+  outfile: `${outdir}/terminal.cjs`,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  sourcemap: 'linked',
+  conditions: ['source'],
+  // As in the main bundle: a module's own URL is the bundle's (core's lazy built-ins resolve from it).
+  define: { 'import.meta.url': '__crystalBundle.url' },
+  banner: { js: BUNDLE_URL },
+  logLevel: 'warning',
+});
+assertAscii(`${outdir}/terminal.cjs`);
+
+// The main bundle does not hold @crystal/tui: it requires the terminal bundle next to it, which the
+// bin serves from the one loaded instance (packages/cli/src/launch.ts), so each terminal class and
+// its module state exist once per process.
+const tuiFromTerminalBundle = {
+  name: 'tui-from-terminal-bundle',
+  setup(b) {
+    b.onResolve({ filter: /^@crystal\/tui$/ }, () => ({ path: 'tui', namespace: 'terminal-bundle' }));
+    b.onLoad({ filter: /.*/, namespace: 'terminal-bundle' }, () => ({
+      contents: "module.exports = require('./terminal.cjs').tui;",
+      loader: 'js',
+    }));
+    b.onResolve({ filter: /^\.\/terminal\.cjs$/, namespace: 'terminal-bundle' }, () => ({
+      path: './terminal.cjs',
+      external: true,
+    }));
+  },
+};
+
 // One CommonJS file, compiled with V8's code cache by the bin (packages/cli/src/launch.ts; issue 22
 // item 4). Modules imported with import() still run only when first imported: esbuild wraps each
 // lazily imported module, so `run` evaluates no terminal or Web code.
@@ -34,9 +95,10 @@ await build({
     CRYSTAL_VERSION: JSON.stringify(pkg.version),
     CRYSTAL_COMMIT: JSON.stringify(commit),
     // The Web host finds its app next to the bundle (packages/web/src/app-files.ts).
-    'import.meta.url': '__crystalBundleUrl',
+    'import.meta.url': '__crystalBundle.url',
   },
-  banner: { js: "var __crystalBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  banner: { js: BUNDLE_URL },
+  plugins: [tuiFromTerminalBundle],
   // Native addons stay outside the bundle and load from node_modules when first used.
   external: ['sharp'],
   // jsonc-parser's `main` is a UMD build that require()s its parts at run time; bundle its ESM build,
@@ -47,22 +109,7 @@ await build({
   alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/impl/parser.js' },
   logLevel: 'warning',
 });
-// Pure ASCII, so Node reads it as a one-byte string: seven non-ASCII bytes (two regex literals) made
-// V8 hold the 1.1 MB source as UTF-16 and cost 3 ms more to read at every start (issue 22 item 4).
-const bundleText = readFileSync(`${outdir}/crystal.cjs`, 'latin1');
-const nonAscii = bundleText.search(/[^\x00-\x7f]/);
-if (nonAscii !== -1) {
-  const line = bundleText.slice(0, nonAscii).split('\n').length;
-  const near = Buffer.from(bundleText.slice(nonAscii - 30, nonAscii + 10), 'latin1').toString('utf8');
-  throw new Error(
-    `packages/cli/dist/crystal.cjs has a non-ASCII character at line ${line} (${JSON.stringify(near)}); write it as a \\u escape in the source.`,
-  );
-}
-// The cache is named for the bundle's content, so a new build never reads an old build's cache.
-const bundleHash = createHash('sha256')
-  .update(readFileSync(`${outdir}/crystal.cjs`))
-  .digest('hex')
-  .slice(0, 16);
+assertAscii(`${outdir}/crystal.cjs`);
 await build({
   entryPoints: [`${root}packages/cli/src/launch.ts`],
   outfile: `${outdir}/launch.cjs`,
@@ -71,7 +118,10 @@ await build({
   platform: 'node',
   target: 'node20',
   minify: true,
-  define: { CRYSTAL_BUNDLE_HASH: JSON.stringify(bundleHash) },
+  define: {
+    CRYSTAL_BUNDLE_HASH: JSON.stringify(hashOf(`${outdir}/crystal.cjs`)),
+    CRYSTAL_TERMINAL_HASH: JSON.stringify(hashOf(`${outdir}/terminal.cjs`)),
+  },
   logLevel: 'warning',
 });
 // `--version`/`--help` in CommonJS for the bin, which requires it before any ES module loads (issue 22 item 4).

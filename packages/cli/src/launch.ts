@@ -5,6 +5,13 @@
  * first imported (esbuild wraps each lazily imported module), so `run` evaluates no terminal or
  * Web code; the cache only skips the compile.
  *
+ * A terminal session starts from a second, small bundle, `dist/terminal.cjs`
+ * (packages/cli/src/terminal-entry.ts): `@crystal/tui` and the first frame's code alone, which
+ * paints and takes keys, then runs the main bundle. The main bundle does not hold `@crystal/tui`:
+ * its `require('./terminal.cjs')` gets the terminal bundle's exports (loaded already, or loaded
+ * then, with its own cache), so there is one terminal module per process. Each bundle has its
+ * own cache file, named for its own content hash.
+ *
  * - Node 22.1+ has a compile cache of its own (`module.enableCompileCache`): the bundle is
  *   required with it on, and nothing below runs.
  * - Node 20 has none for modules, so the bundle is compiled here with `vm.Script` and
@@ -32,12 +39,17 @@ import {
   type Stats,
   writeFileSync,
 } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import Module, { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { constants as vmConstants, Script } from 'node:vm';
 
 declare const CRYSTAL_BUNDLE_HASH: string;
+declare const CRYSTAL_TERMINAL_HASH: string;
+
+/** The terminal bundle, next to the main one (packages/cli/src/terminal-entry.ts). */
+export const TERMINAL_BUNDLE = 'terminal.cjs';
 
 /** The cache file's kind: commands compile different functions, so each kind keeps its own. */
 export function cacheKindOf(argv: readonly string[]): string {
@@ -89,8 +101,32 @@ function readCache(file: string): Buffer | undefined {
   }
 }
 
-/** Writes the data atomically (a reader sees the old file or the new one); any failure is ignored. */
-function writeCache(file: string, data: Buffer, prefix: string): void {
+/** node:fs/promises, required when first used (a terminal session's first engine step loads it too). */
+function fsPromises(from: string): typeof import('node:fs/promises') {
+  return createRequire(from)('node:fs/promises') as typeof import('node:fs/promises');
+}
+
+/** `readCache` off the main thread: the same checks, on the file it opened. */
+async function readCacheLater(file: string): Promise<Buffer | undefined> {
+  if (!safeDirectory(dirname(file))) return undefined;
+  let handle: FileHandle | undefined;
+  try {
+    handle = await fsPromises(file).open(file, 'r');
+    const stat = await handle.stat();
+    if (!stat.isFile() || !onlyOurs(stat)) return undefined;
+    return await handle.readFile();
+  } catch {
+    return undefined;
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Writes the data atomically (a reader sees the old file or the new one); any failure is ignored.
+ * Cache files of other builds and Node versions (named with none of `keep`) are removed.
+ */
+function writeCache(file: string, data: Buffer, keep: readonly string[]): void {
   try {
     const dir = dirname(file);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -105,49 +141,136 @@ function writeCache(file: string, data: Buffer, prefix: string): void {
     }
     // Files of other builds or other Node versions are never read again.
     for (const name of readdirSync(dir)) {
-      if (!name.startsWith(prefix) && name.endsWith('.v8')) rmSync(join(dir, name), { force: true });
+      if (name.endsWith('.v8') && !keep.some((prefix) => name.startsWith(prefix))) rmSync(join(dir, name), { force: true });
     }
   } catch {
     // A full disk, a read-only home: the next start compiles from source again.
   }
 }
 
-/** Runs the CommonJS bundle at `bundle` for `argv` (the process's own arguments). */
+/** The terminal bundle's exports (packages/cli/src/terminal-entry.ts) as launch uses them. */
+interface TerminalBundle {
+  startTerminal(argv: readonly string[], loadMain: (flush: () => Promise<void>) => Promise<void>): void;
+}
+
+/**
+ * Whether stdin and stdout are both terminals, asked without making process.stdin/stdout; node:tty
+ * is required only here (a terminal's stdout loads it anyway), so other commands never load it.
+ */
+function onTerminal(from: string): boolean {
+  const { isatty } = createRequire(from)('node:tty') as typeof import('node:tty');
+  return isatty(0) && isatty(1);
+}
+
+/**
+ * Runs the CommonJS bundle at `bundle` for `argv` (the process's own arguments). A terminal
+ * session (`crystal [flags]` on a terminal) starts from the terminal bundle next to it, which
+ * paints the first frame and then runs this one.
+ */
 export function launch(bundle: string, argv: readonly string[]): void {
+  const terminalFile = join(dirname(bundle), TERMINAL_BUNDLE);
+  const load = loader(argv);
+  let terminal: unknown;
+  // The main bundle's `require('./terminal.cjs')` (its `@crystal/tui`): the one instance, loaded once.
+  const loadTerminal = (): unknown => {
+    terminal ??= load.now(terminalFile, CRYSTAL_TERMINAL_HASH, undefined);
+    return terminal;
+  };
+  if (cacheKindOf(argv) === 'tui' && onTerminal(bundle)) {
+    // After the first frame the main bundle is read off the main thread, so a key typed then is
+    // echoed at once; its compile that follows is one synchronous block (a key then waits for it).
+    (loadTerminal() as TerminalBundle).startTerminal(argv, async (flush) => {
+      const read = await load.read(bundle, CRYSTAL_BUNDLE_HASH);
+      await flush();
+      load.run(bundle, CRYSTAL_BUNDLE_HASH, loadTerminal, read);
+    });
+  } else load.now(bundle, CRYSTAL_BUNDLE_HASH, loadTerminal);
+}
+
+/** A bundle's source and code cache, read. */
+interface Read {
+  readonly source: string;
+  readonly cachedData: Buffer | undefined;
+}
+
+interface Loader {
+  /** Reads, compiles and runs the bundle at `file`; returns its exports. */
+  now(file: string, hash: string, terminal: (() => unknown) | undefined): unknown;
+  /** Reads the bundle at `file` (and its cache) off the main thread. */
+  read(file: string, hash: string): Promise<Read | undefined>;
+  /** Compiles and runs what `read` read (from source when it read nothing). */
+  run(file: string, hash: string, terminal: (() => unknown) | undefined, read: Read | undefined): unknown;
+}
+
+/** How this Node loads a bundle: with its own compile cache, with ours, or from source. */
+function loader(argv: readonly string[]): Loader {
   const dir = cacheDirectory();
   const nodeModule = Module as unknown as { enableCompileCache?: (dir?: string) => unknown };
   // The bundle's own import() (a plugin file, sharp) must reach Node's loader from a vm.Script;
   // Node 20 has the constant for that from 20.12 (a function there needs a flag). Before it, and
-  // on Node 22.1+ (its own cache), the bundle is required.
+  // on Node 22.1+ (its own cache), the bundle is required (and its require of the terminal
+  // bundle is Node's, which loads it once).
   const mainLoader = (vmConstants as unknown as { USE_MAIN_CONTEXT_DEFAULT_LOADER?: symbol } | undefined)
     ?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
   if (typeof nodeModule.enableCompileCache === 'function' || mainLoader === undefined || dir === undefined) {
     if (dir !== undefined) nodeModule.enableCompileCache?.(process.env.CRYSTAL_COMPILE_CACHE ? dir : undefined);
-    createRequire(bundle)(bundle);
-    return;
+    const required = (file: string): unknown => createRequire(file)(file);
+    return { now: required, read: async () => undefined, run: required };
   }
   // A script compiled from a cache has no dynamic-import hook on Node 20: the bundle's import()
   // of a plugin file or of sharp goes through this module's (packages/core/src/import-outside.ts).
   (globalThis as Record<symbol, unknown>)[Symbol.for('crystal.importOutside')] = (specifier: string) => import(specifier);
-  const prefix = `${CRYSTAL_BUNDLE_HASH}-${process.version}-${process.arch}-`;
-  const file = dir === undefined ? undefined : join(dir, `${prefix}${cacheKindOf(argv)}.v8`);
-  const cachedData = file === undefined ? undefined : readCache(file);
-  // The bundle is pure ASCII (scripts/bundle.mjs refuses a non-ASCII byte), so latin1 reads the same
-  // text without UTF-8 validation: ~1 ms less per start (issue 22 item 4).
-  const source = readFileSync(bundle, 'latin1');
+  const tail = `-${process.version}-${process.arch}-`;
+  // Both bundles' cache files are this build's; any other is removed when one is written.
+  const keep = [CRYSTAL_BUNDLE_HASH, CRYSTAL_TERMINAL_HASH].map((hash) => `${hash}${tail}`);
+  const kind = cacheKindOf(argv);
+  const cacheFile = (hash: string): string => join(dir, `${hash}${tail}${kind}.v8`);
+  // The bundles are pure ASCII (scripts/bundle.mjs refuses a non-ASCII byte), so latin1 reads the
+  // same text without UTF-8 validation: ~1 ms less per start (issue 22 item 4).
+  const run = (file: string, hash: string, terminal: (() => unknown) | undefined, read: Read | undefined): unknown =>
+    compileCached(file, read ?? { cachedData: readCache(cacheFile(hash)), source: readFileSync(file, 'latin1') }, {
+      cacheFile: cacheFile(hash),
+      keep,
+      mainLoader,
+      terminal,
+    });
+  return {
+    now: (file, hash, terminal) => run(file, hash, terminal, undefined),
+    read: async (file, hash) => {
+      const [source, cachedData] = await Promise.all([
+        fsPromises(file).readFile(file, 'latin1'),
+        readCacheLater(cacheFile(hash)),
+      ]);
+      return { source, cachedData };
+    },
+    run,
+  };
+}
+
+interface CompileOptions {
+  readonly cacheFile: string;
+  readonly keep: readonly string[];
+  readonly mainLoader: symbol;
+  /** The main bundle's `require('./terminal.cjs')`. */
+  readonly terminal: (() => unknown) | undefined;
+}
+
+/** Compiles and runs the CommonJS file at `file` from `read`; returns its exports. */
+function compileCached(file: string, { source, cachedData }: Read, options: CompileOptions): unknown {
+  const { cacheFile, keep, terminal } = options;
   const script = new Script(Module.wrap(source), {
-    filename: bundle,
+    filename: file,
     ...(cachedData ? { cachedData } : {}),
-    importModuleDynamically: mainLoader as never,
+    importModuleDynamically: options.mainLoader as never,
   });
-  if (file !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
+  if (cachedData === undefined || script.cachedDataRejected === true) {
     // At exit the functions the command compiled are in the data too. Only a command that
     // succeeded or opened a session writes it (packages/core/src/warm-start.ts): one that failed
     // or was interrupted early (a config error, Ctrl+C twice before the terminal's session
     // opened) compiled a fraction of its code, and an accepted cache is never rewritten.
     process.once('exit', (code) => {
       const warm = (globalThis as Record<symbol, unknown>)[Symbol.for('crystal.warmStart')] === true;
-      if (code === 0 || warm) writeCache(file, script.createCachedData(), prefix);
+      if (code === 0 || warm) writeCache(cacheFile, script.createCachedData(), keep);
     });
   }
   const wrapper = script.runInThisContext() as (
@@ -157,6 +280,16 @@ export function launch(bundle: string, argv: readonly string[]): void {
     filename: string,
     dirname: string,
   ) => void;
-  const module = { exports: {} };
-  wrapper.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  const module = { exports: {} as unknown };
+  const nodeRequire = createRequire(file);
+  // The main bundle's `@crystal/tui` is the terminal bundle, compiled here with its own cache.
+  const require =
+    terminal === undefined
+      ? nodeRequire
+      : (Object.assign(
+          (id: string) => (id === `./${TERMINAL_BUNDLE}` ? terminal() : nodeRequire(id)),
+          nodeRequire,
+        ) as NodeJS.Require);
+  wrapper.call(module.exports, module.exports, require, module, file, dirname(file));
+  return module.exports;
 }

@@ -33,7 +33,9 @@ export interface RunOptions {
 export function parseRunOptions(argv: readonly string[]): RunOptions {
   let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parse(argv);
+    // No arguments (`crystal`, or `crystal --inline` once the view flag is taken): nothing to
+    // read, and parseArgs's first call costs a terminal start most of a millisecond (issue 22).
+    parsed = argv.length === 0 ? { values: {}, positionals: [] } : parse(argv);
   } catch (error) {
     throw new UsageError(`${(error as Error).message}. Run 'crystal run --help' for the options.`);
   }

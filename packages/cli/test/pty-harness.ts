@@ -24,6 +24,8 @@ export interface PtyStartOptions {
   readonly cols?: number;
   readonly rows?: number;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Another `crystal` bin (an installed copy); the checkout's by default. */
+  readonly bin?: string;
 }
 
 /** A progress-row caption with its elapsed time (TUI-4). */
@@ -92,7 +94,7 @@ export class PtySession {
       if (value === undefined) delete env[key];
       else env[key] = value;
     }
-    const proc = pty.spawn(process.execPath, [crystalBin, ...(options.args ?? [])], {
+    const proc = pty.spawn(process.execPath, [options.bin ?? crystalBin, ...(options.args ?? [])], {
       name: 'xterm-256color',
       cols,
       rows,

@@ -15,17 +15,29 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A preload that writes the public built-ins loaded (`node:x` names) to `report` at exit. */
-function builtinsProbe(): { env: Record<string, string>; loaded: () => string[] } {
+/**
+ * A preload that writes the public built-ins loaded (`node:x` names) to `report` at exit, and the
+ * CLI bundles read (dist/*.cjs, by Node's loader or the bin's) to `bundles`.
+ */
+function builtinsProbe(): { env: Record<string, string>; loaded: () => string[]; bundles: () => string[] } {
   const dir = tempDir('crystal-builtins-probe-');
   const probe = join(dir, 'probe.cjs');
   const report = join(dir, 'loaded.txt');
+  const bundles = join(dir, 'bundles.txt');
+  writeFileSync(bundles, '');
   writeFileSync(
     probe,
     [
+      "const fs = require('node:fs');",
+      "const fsp = require('node:fs/promises');",
+      `const note = (file) => { if (typeof file === 'string' && /\\/dist\\/[^/]+\\.cjs$/.test(file)) fs.appendFileSync(${JSON.stringify(bundles)}, file.split('/').pop() + '\\n'); };`,
+      'const readFileSync = fs.readFileSync;',
+      'fs.readFileSync = function (file, ...rest) { note(file); return readFileSync.call(this, file, ...rest); };',
+      'const readFile = fsp.readFile;',
+      'fsp.readFile = function (file, ...rest) { note(file); return readFile.call(this, file, ...rest); };',
       "process.on('exit', () => {",
       "  const names = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13));",
-      `  require('node:fs').writeFileSync(${JSON.stringify(report)}, names.join('\\n'));`,
+      `  fs.writeFileSync(${JSON.stringify(report)}, names.join('\\n'));`,
       '});',
       '',
     ].join('\n'),
@@ -33,6 +45,7 @@ function builtinsProbe(): { env: Record<string, string>; loaded: () => string[] 
   return {
     env: { NODE_OPTIONS: `--require ${probe}` },
     loaded: () => readFileSync(report, 'utf8').split('\n'),
+    bundles: () => readFileSync(bundles, 'utf8').split('\n').filter(Boolean),
   };
 }
 
@@ -55,6 +68,19 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     // internal/fs/rimraf: the session lock removes its temp file with unlinkSync, not rmSync.
     for (const name of [...NETWORK_AND_PROCESS, 'crypto', 'perf_hooks', 'internal/fs/rimraf'])
       expect(loaded, `node:${name} was loaded`).not.toContain(name);
+  }, 30_000);
+
+  it('CLI-2 (issue 22) crystal run never reads the terminal bundle (dist/terminal.cjs), only the main bundle', async () => {
+    const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
+    cleanups.push(() => fake.close());
+    const home = tempHome(fakeConfig(fake.baseUri));
+    cleanups.push(() => home.dispose());
+    const probe = builtinsProbe();
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: probe.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'done' });
+    // The probe sees the bundles read: the main bundle was, once; the terminal bundle never.
+    expect(probe.bundles().filter((name) => name !== 'fast-path.cjs' && name !== 'launch.cjs')).toEqual(['crystal.cjs']);
   }, 30_000);
 
   it('CLI-2 a second turn of the session (a context to record) still loads no node:tls, node:https, node:zlib or node:child_process', async () => {

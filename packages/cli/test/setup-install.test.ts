@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { FakeProvider, repoRoot, tempDir, tempHome } from '@crystal/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PtySession } from './pty-harness.js';
 
 const run = promisify(execFile);
 let fake: FakeProvider | undefined;
@@ -63,6 +64,8 @@ describe('install (SETUP-1)', () => {
     expect(files).toContain('bin/crystal.js');
     expect(files).toContain('dist/crystal.cjs');
     expect(files).toContain('dist/launch.cjs');
+    // Issue 22: the terminal session starts from its own bundle.
+    expect(files).toContain('dist/terminal.cjs');
     expect(files).toContain('dist/app/index.html');
     expect(files.filter((f) => /(^|\/)(test|src)\/|\.test\.|\.map$|tsconfig/.test(f))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(repoRoot, 'packages/cli/package.json'), 'utf8'));
@@ -118,6 +121,18 @@ describe('install (SETUP-1)', () => {
     expect(turn.code).toBe(0);
     expect(turn.stdout).toContain('installed and running');
     expect(fake.requests.at(-1)?.headers.authorization).toBe('Bearer sk-installed');
+
+    // Issue 22: on a terminal the installed copy paints from its terminal bundle and takes keys.
+    const session = PtySession.start({ bin, home: home.path });
+    try {
+      await session.waitFor('Type a message');
+      await session.type('typed in the installed copy');
+      await session.waitFor('Work › typed in the installed copy');
+      await session.waitFor('CTX 0%');
+    } finally {
+      session.kill();
+      await session.exited;
+    }
   }, 240_000);
 
   it('SETUP-1 npm install -g . from the checkout puts crystal on PATH', async () => {

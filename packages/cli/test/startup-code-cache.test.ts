@@ -6,12 +6,15 @@
  * only from a folder and file that no one but this user can write.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crystalBin, FakeProvider, fakeConfig, runCrystal, tempDir, tempHome } from '@crystal/testkit';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Scenario, scenario } from './pty-harness.js';
 
 const bundle = join(crystalBin, '../../dist/crystal.cjs');
+const terminalBundle = join(crystalBin, '../../dist/terminal.cjs');
 
 /** `crystal sessions` in an empty Home: it loads and runs the bundle (kind "other") and succeeds. */
 async function start(env: Record<string, string | undefined>, home?: string) {
@@ -29,15 +32,15 @@ function cacheFiles(dir: string): string[] {
  * A cache an attacker made: the code of `evil` padded to the bundle's wrapped length, compiled
  * by a plain node, its data written where the loader looks. V8 accepts it for the real bundle.
  */
-function plantEvilCache(file: string, marker: string): void {
+function plantEvilCache(file: string, marker: string, target = bundle): void {
   const script = `
     const { Script } = require('node:vm');
     const Module = require('node:module');
-    const real = Module.wrap(require('node:fs').readFileSync(${JSON.stringify(bundle)}, 'utf8'));
+    const real = Module.wrap(require('node:fs').readFileSync(${JSON.stringify(target)}, 'utf8'));
     let evil = Module.wrap(${JSON.stringify(`process.stdout.write(${JSON.stringify(marker)}); process.exit(0);`)});
     evil = evil.slice(0, -4) + ' '.repeat(real.length - evil.length) + evil.slice(-4);
     if (evil.length !== real.length) throw new Error('length');
-    require('node:fs').writeFileSync(${JSON.stringify(file)}, new Script(evil, { filename: ${JSON.stringify(bundle)} }).createCachedData());
+    require('node:fs').writeFileSync(${JSON.stringify(file)}, new Script(evil, { filename: ${JSON.stringify(target)} }).createCachedData());
   `;
   const made = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
   expect(made.stderr).toBe('');
@@ -153,4 +156,86 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
     await start({ CRYSTAL_COMPILE_CACHE: join(blocker, 'compile') });
     expect(readFileSync(blocker, 'utf8')).toBe('x');
   });
+});
+
+/** The cache file name of `file` for a terminal session: its own content hash, this Node, kind "tui". */
+function tuiCacheName(file: string): string {
+  const hash = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
+  return `${hash}-${process.version}-${process.arch}-tui.v8`;
+}
+
+let current: Scenario | undefined;
+afterEach(async () => {
+  await current?.dispose();
+  current = undefined;
+});
+
+/** A terminal session on a pty with the cache in `dir`: opened (the cache is worth keeping), then Ctrl+C twice. */
+async function terminalSession(dir: string): Promise<string> {
+  current = await scenario({ replies: [], env: { CRYSTAL_COMPILE_CACHE: dir } });
+  const { session } = current;
+  await session.waitFor('CTX 0%');
+  session.write('\x03');
+  await session.waitFor('Press Ctrl+C again to exit.');
+  session.write('\x03');
+  const { exitCode } = await session.exited;
+  expect(exitCode).toBe(0);
+  const output = session.output;
+  await current.dispose();
+  current = undefined;
+  return output;
+}
+
+describe('issue 22: the terminal bundle and the main bundle each keep their own cache', () => {
+  it("issue 22 a terminal session writes one cache file per bundle, each named for its own content hash; writing one keeps the other and removes another build's", async () => {
+    const dir = join(tempDir('crystal-cc-'), 'compile');
+    await terminalSession(dir);
+    const main = tuiCacheName(bundle);
+    const terminal = tuiCacheName(terminalBundle);
+    expect(main).not.toBe(terminal);
+    expect(cacheFiles(dir).sort()).toEqual([main, terminal].sort());
+    for (const name of [main, terminal]) expect(statSync(join(dir, name)).mode & 0o777).toBe(0o600);
+    const kept = statSync(join(dir, terminal));
+    // The main bundle's file is gone and another build's is there: the next start writes the main
+    // bundle's again, removes the other build's, and leaves the terminal bundle's as it was.
+    rmSync(join(dir, main));
+    const stale = `0123456789abcdef-${process.version}-${process.arch}-tui.v8`;
+    writeFileSync(join(dir, stale), 'another build', { mode: 0o600 });
+    await terminalSession(dir);
+    expect(cacheFiles(dir).sort()).toEqual([main, terminal].sort());
+    const after = statSync(join(dir, terminal));
+    expect(after.ino).toBe(kept.ino);
+    expect(after.mtimeMs).toBe(kept.mtimeMs);
+    // Both are read and accepted: a third start rewrites neither.
+    const written = statSync(join(dir, main));
+    await terminalSession(dir);
+    expect(statSync(join(dir, main)).mtimeMs).toBe(written.mtimeMs);
+    expect(statSync(join(dir, main)).ino).toBe(written.ino);
+    expect(statSync(join(dir, terminal)).ino).toBe(kept.ino);
+  }, 60_000);
+
+  it('issue 22 on the terminal path a planted cache of either bundle is never read from a folder others can write (in our own folder it would run)', async () => {
+    for (const target of [bundle, terminalBundle]) {
+      // The hazard is real on this path too: in a folder only we can write, the planted code runs.
+      const ours = join(tempDir('crystal-cc-'), 'compile');
+      mkdirSync(ours, { mode: 0o700 });
+      plantEvilCache(join(ours, tuiCacheName(target)), 'PLANTED', target);
+      current = await scenario({ replies: [], env: { CRYSTAL_COMPILE_CACHE: ours } });
+      await current.session.exited;
+      expect(current.session.output).toContain('PLANTED');
+      await current.dispose();
+      current = undefined;
+
+      const shared = join(tempDir('crystal-cc-'), 'compile');
+      mkdirSync(shared);
+      chmodSync(shared, 0o777);
+      const file = join(shared, tuiCacheName(target));
+      plantEvilCache(file, 'PLANTED', target);
+      const planted = readFileSync(file);
+      const output = await terminalSession(shared);
+      expect(output).not.toContain('PLANTED');
+      // Not read, and not written either (the folder is not ours alone).
+      expect(readFileSync(file).equals(planted)).toBe(true);
+    }
+  }, 60_000);
 });

@@ -24,7 +24,7 @@ function loadProbe(): { env: Record<string, string>; loaded: () => { internal: s
 }
 
 describe('CLI-7 the --version and --help fast path (issue 22 item 4)', () => {
-  for (const args of [['--version'], ['-v'], ['--help'], ['help']]) {
+  for (const args of [['--version'], ['-v'], ['version'], ['--help'], ['-h'], ['help']]) {
     it(`CLI-7 crystal ${args.join(' ')} answers before the ES module loader starts, from the bin and dist/fast-path.cjs alone`, async () => {
       const probe = loadProbe();
       const result = await runCrystal(args, { env: probe.env });
@@ -42,9 +42,13 @@ describe('CLI-7 the --version and --help fast path (issue 22 item 4)', () => {
     });
   }
 
-  it('CLI-7 every other command still loads the bundle (an unknown command is refused by it)', async () => {
-    const result = await runCrystal(['no-such-command']);
+  it('CLI-7 (issue 22) every other command still loads the bundle (an unknown command is refused by it), and not dist/fast-path.cjs', async () => {
+    const probe = loadProbe();
+    const result = await runCrystal(['no-such-command'], { env: probe.env });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe("crystal: unknown command 'no-such-command'. Run 'crystal --help' for the commands.\n");
+    const { files } = probe.loaded();
+    expect(files).toContain(join(crystalBin, '../../dist/launch.cjs'));
+    expect(files).not.toContain(join(crystalBin, '../../dist/fast-path.cjs'));
   });
 });

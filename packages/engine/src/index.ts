@@ -45,4 +45,5 @@ export * from './tool-summary.js';
 export * from './shell-escape.js';
 export * from './extensions/index.js';
 export * from './agents/index.js';
-export { engineStages, type PeekFlags, peekStart, type StartPeek } from './early.js';
+export { type PeekFlags, peekStart, type StartPeek } from './early.js';
+export { engineStages } from './stages.js';

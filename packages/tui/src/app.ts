@@ -133,7 +133,7 @@ export class TerminalApp {
   private events: InputEvent[] = [];
   private held: InputEvent[] = [];
   private draining = false;
-  private frameTimer: NodeJS.Timeout | undefined;
+  private frameTimer: { cancel(): void } | undefined;
   private frameDue = 0;
   private lastFrameAt = 0;
   private ticker: NodeJS.Timeout | undefined;
@@ -248,7 +248,7 @@ export class TerminalApp {
   private halt(): void {
     this.running = false;
     this.stopWidthWatch?.();
-    if (this.frameTimer) clearTimeout(this.frameTimer);
+    this.frameTimer?.cancel();
     this.frameTimer = undefined;
     for (const wake of this.paintedWaiters.splice(0)) wake();
     this.stopTicker();
@@ -903,13 +903,22 @@ export class TerminalApp {
     const due = urgent ? now : Math.max(now, this.lastFrameAt + FRAME_MS);
     if (this.frameTimer) {
       if (due >= this.frameDue) return;
-      clearTimeout(this.frameTimer);
+      this.frameTimer.cancel();
     }
     this.frameDue = due;
-    this.frameTimer = setTimeout(() => {
+    const paint = (): void => {
       this.frameTimer = undefined;
       this.render();
-    }, due - now);
+    };
+    // A frame due now (a key's) is painted in this turn of the event loop: a timer of 0 waits at
+    // least 1 ms, a key's echo included (issue 22).
+    if (due <= now) {
+      const immediate = setImmediate(paint);
+      this.frameTimer = { cancel: () => clearImmediate(immediate) };
+    } else {
+      const timer = setTimeout(paint, due - now);
+      this.frameTimer = { cancel: () => clearTimeout(timer) };
+    }
   }
 
   private lastViewport = 1;
@@ -922,8 +931,8 @@ export class TerminalApp {
   painted(): Promise<void> {
     if (!this.running || !this.frameTimer) return Promise.resolve();
     if (this.frameDue <= this.now()) {
-      // Due already (a key's frame): painted now rather than after the timer's 1 ms floor.
-      clearTimeout(this.frameTimer);
+      // Due already (a key's frame): painted now rather than at the end of this turn.
+      this.frameTimer.cancel();
       this.frameTimer = undefined;
       this.render();
       return Promise.resolve();

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { stripAnsi } from '../src/ansi.js';
 import { TerminalApp } from '../src/app.js';
@@ -22,6 +24,22 @@ function earlyApp() {
 }
 
 describe('the app before its host is connected (issue 22)', () => {
+  it('TUI-1 (issue 22) a key read is echoed in the same turn of the event loop, before any timer (a 0 ms timer waits 1 ms)', async () => {
+    const t = earlyApp();
+    await t.app.settled();
+    // In an I/O callback, as a key read from stdin is: the check phase (setImmediate) comes next,
+    // and timers only in the loop's next turn.
+    const echoed = await new Promise<string>((resolve) => {
+      readFile(fileURLToPath(import.meta.url), () => {
+        const before = t.screen.length;
+        t.app.input('q');
+        setImmediate(() => resolve(t.screen.slice(before)));
+      });
+    });
+    expect(echoed).toContain('q');
+    t.app.stop();
+  });
+
   it('TUI-6 composer edits apply at once; Enter and every key after it wait, in order, and Enter submits once on connect', async () => {
     const t = earlyApp();
     t.app.input('hello wx');

@@ -5,19 +5,20 @@
  * back to sequential plain text (TUI-7).
  *
  * Ready sooner (issue 22): on a terminal, a new session in a trusted workspace paints its first
- * frame and takes keys before the engine loads (early.ts, from `@crystal/engine/early` alone),
- * then loads the engine in steps with the keys handled between them, and opens the session
- * (open.ts). A resume, `-r`, the trust question, plain output and a config the peek cannot
- * read load the engine first, as before.
+ * frame and takes keys before the engine loads (early.ts, from `@crystal/engine/early` alone;
+ * from the bin, the terminal bundle paints it before this bundle is even read and hands it over,
+ * packages/cli/src/terminal-entry.ts), then loads the engine in steps with the keys handled
+ * between them, and opens the session (open.ts). A resume, `-r`, the trust question, plain
+ * output and a config the peek cannot read load the engine first, as before.
  */
 import { resolve } from 'node:path';
-import { engineStages, peekStart, resolveHome, type StartPeek } from '@crystal/engine/early';
+import { resolveHome } from '@crystal/engine/early';
+import { engineStages } from '@crystal/engine/stages';
 import type { ClipboardReader } from './clipboard.js';
-import { type EarlyTerminal, paintEarly } from './early.js';
-import { type InteractiveOptions, parseInteractiveOptions } from './options.js';
+import { paintIfEarly, takeHandedOver } from './early-start.js';
+import { parseInteractiveOptions } from './options.js';
 
-/** TUIX-8: the view when neither `--fullscreen`/`--inline` nor `terminalView` says. */
-export const DEFAULT_VIEW: 'inline' | 'fullscreen' = 'inline';
+export { DEFAULT_VIEW } from './early-start.js';
 
 export interface InteractiveDeps {
   /** The OS clipboard image reader (Ctrl+V); the default says none is available. */
@@ -34,27 +35,11 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   const workspace = resolve(options.workspace ?? process.cwd());
   const stdin = deps.stdin ?? process.stdin;
   const stdout = deps.stdout ?? process.stdout;
-  const peek = earlyPeek(options, home, workspace, stdin, stdout);
-  let early: EarlyTerminal | undefined;
-  if (peek) {
-    early = paintEarly({
-      stdin,
-      stdout,
-      home,
-      workspace,
-      view: options.view ?? peek.terminalView ?? DEFAULT_VIEW,
-      status: {
-        mode: options.plan ? 'plan' : 'work',
-        approval: peek.approval,
-        // Only what the session will show: a model the flags and config leave to the catalog waits.
-        model: peek.model ?? '…',
-        workspace,
-        inputTokens: 0,
-        outputTokens: 0,
-        queued: 0,
-      },
-      model: peek.model,
-    });
+  // The terminal bundle painted this start's frame before this bundle loaded (packages/cli/src/
+  // terminal-entry.ts), on the process's own terminal; otherwise it is painted here, if it may be.
+  const handed = deps.stdin || deps.stdout ? undefined : takeHandedOver(argv);
+  const early = handed ?? paintIfEarly(options, home, workspace, stdin, stdout);
+  if (early) {
     try {
       // Each step evaluates a few milliseconds of the engine; a key typed meanwhile is read and
       // echoed between two of them (the echo's frame is painted before the next step starts).
@@ -70,18 +55,4 @@ export async function interactiveCommand(argv: readonly string[], deps: Interact
   }
   const { openInteractive } = await import('./open.js');
   return openInteractive(options, deps, { home, workspace, stdin, stdout, early });
-}
-
-/** What the first frame needs, when a new session on a terminal may paint before the engine loads. */
-function earlyPeek(
-  options: InteractiveOptions,
-  home: string,
-  workspace: string,
-  stdin: NodeJS.ReadStream,
-  stdout: NodeJS.WriteStream,
-): StartPeek | undefined {
-  if (!(stdin.isTTY && stdout.isTTY)) return undefined;
-  if (options.resume !== undefined || options.continue || options.resumePicker) return undefined;
-  const peek = peekStart(home, workspace, options);
-  return peek && !peek.trustNeeded ? peek : undefined;
 }
