@@ -39,6 +39,17 @@ function assertAscii(file) {
 // `import.meta.url` in a bundle is the bundle's file URL, made when first asked for: node:url's
 // pathToFileURL costs a start about a millisecond, and most starts never ask (issue 22).
 const BUNDLE_URL = "var __crystalBundle = { get url() { return require('node:url').pathToFileURL(__filename).href; } };";
+// Each bundle is written already wrapped as the function Node wraps a CommonJS file in, so the bin
+// compiles the file's text as it was read (packages/cli/src/launch.ts): wrapping it there made a
+// second copy of a megabyte of source and cost V8 a flatten, ~1 ms of every start (issue 22 item 4).
+// Required by Node instead (Node 22's compile cache, CRYSTAL_COMPILE_CACHE=off), the same text
+// calls that function with the module's own arguments.
+const WRAPPED = {
+  banner:
+    '(function (f, a) { return a === void 0 ? f : f.apply(this, a); }).call(this, function (exports, require, module, __filename, __dirname) {' +
+    BUNDLE_URL,
+  footer: '}, typeof arguments === "undefined" ? void 0 : arguments);',
+};
 
 // The terminal bundle (packages/cli/src/terminal-entry.ts; issue 22): @crystal/tui and the first
 // frame's code path, which a terminal session compiles (with its own code cache) and paints from
@@ -55,7 +66,8 @@ await build({
   conditions: ['source'],
   // As in the main bundle: a module's own URL is the bundle's (core's lazy built-ins resolve from it).
   define: { 'import.meta.url': '__crystalBundle.url' },
-  banner: { js: BUNDLE_URL },
+  banner: { js: WRAPPED.banner },
+  footer: { js: WRAPPED.footer },
   logLevel: 'warning',
 });
 assertAscii(`${outdir}/terminal.cjs`);
@@ -97,7 +109,8 @@ await build({
     // The Web host finds its app next to the bundle (packages/web/src/app-files.ts).
     'import.meta.url': '__crystalBundle.url',
   },
-  banner: { js: BUNDLE_URL },
+  banner: { js: WRAPPED.banner },
+  footer: { js: WRAPPED.footer },
   plugins: [tuiFromTerminalBundle],
   // Native addons stay outside the bundle and load from node_modules when first used.
   external: ['sharp'],

@@ -258,7 +258,8 @@ interface CompileOptions {
 /** Compiles and runs the CommonJS file at `file` from `read`; returns its exports. */
 function compileCached(file: string, { source, cachedData }: Read, options: CompileOptions): unknown {
   const { cacheFile, keep, terminal } = options;
-  const script = new Script(Module.wrap(source), {
+  // The file is the wrapper function already (scripts/bundle.mjs): its text is compiled as read.
+  const script = new Script(source, {
     filename: file,
     ...(cachedData ? { cachedData } : {}),
     importModuleDynamically: options.mainLoader as never,

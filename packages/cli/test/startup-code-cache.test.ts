@@ -35,10 +35,10 @@ function cacheFiles(dir: string): string[] {
 function plantEvilCache(file: string, marker: string, target = bundle): void {
   const script = `
     const { Script } = require('node:vm');
-    const Module = require('node:module');
-    const real = Module.wrap(require('node:fs').readFileSync(${JSON.stringify(target)}, 'utf8'));
-    let evil = Module.wrap(${JSON.stringify(`process.stdout.write(${JSON.stringify(marker)}); process.exit(0);`)});
-    evil = evil.slice(0, -4) + ' '.repeat(real.length - evil.length) + evil.slice(-4);
+    // The bin compiles the bundle's text as it is (it is the wrapper function already).
+    const real = require('node:fs').readFileSync(${JSON.stringify(target)}, 'latin1');
+    let evil = '(function () {' + ${JSON.stringify(`process.stdout.write(${JSON.stringify(marker)}); process.exit(0);`)} + '\\n})';
+    evil = evil.slice(0, -2) + ' '.repeat(real.length - evil.length) + evil.slice(-2);
     if (evil.length !== real.length) throw new Error('length');
     require('node:fs').writeFileSync(${JSON.stringify(file)}, new Script(evil, { filename: ${JSON.stringify(target)} }).createCachedData());
   `;
