@@ -52,7 +52,7 @@ function builtinsProbe(): { env: Record<string, string>; loaded: () => string[];
 const NETWORK_AND_PROCESS = ['tls', 'https', '_tls_wrap', 'zlib', 'child_process', 'dgram'];
 
 describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 item 4)', () => {
-  it('CLI-2 a turn that only talks to an http:// provider never loads node:tls, node:https, node:zlib, node:child_process, node:crypto, node:perf_hooks or Node\'s rimraf', async () => {
+  it("CLI-2 a turn that only talks to an http:// provider never loads node:tls, node:https, node:zlib, node:child_process, node:crypto, node:perf_hooks or Node's rimraf", async () => {
     const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
     cleanups.push(() => fake.close());
     const home = tempHome(fakeConfig(fake.baseUri));
