@@ -187,12 +187,19 @@ describe("the turn's checkpoint record waits for its first request (issue 22)", 
     return { ctl, seen, checkpoints: ctl.session.checkpoints as Checkpoints, ...drive(ctl) };
   }
 
-  it('CKPT-1 issue 22: when the request reaches the provider the record is not written yet (it no longer delays the save and the request); it is written during the turn', async () => {
+  it("CKPT-1 issue 22: the record is not started before the round opens its request (it no longer shares the REL-1 save's and the request's time); it is written during the turn", async () => {
     const home = temp('crystal-deferred-home-');
     const ws = tree();
-    const { send, seen, checkpoints } = await openWith(home, ws, () => ({ text: 'hello back' }));
+    const { ctl, send, checkpoints } = await openWith(home, ws, () => ({ text: 'hello back' }));
+    // Controller events are delivered synchronously: `round-started` comes just before the round
+    // hands its request to the client, and the record starts only after that (turn.ts afterRequest).
+    const atRoundStart: boolean[] = [];
+    const logFile = join(home, 'checkpoints', 'sessions', `${ctl.session.id}.json`);
+    ctl.on((event) => {
+      if (event.type === 'round-started') atRoundStart.push(existsSync(logFile));
+    });
     await send('hello');
-    expect(seen).toEqual([{ recorded: false }]);
+    expect(atRoundStart).toEqual([false]);
     await checkpoints.settled();
     expect((await checkpoints.entries()).map((e) => [e.turn, e.text])).toEqual([[1, 'hello']]);
   });
