@@ -9,36 +9,13 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChatMessage, emptyUsage, systemMessage, userMessage } from '@crystal/core';
+import { userMessage } from '@crystal/core';
 import { describe, expect, it } from 'vitest';
-import { FileSystemError, SessionFiles, type SessionState, sessionPath, writeFileAtomic } from '../src/index.js';
+import { assistant, stateOf, textOf } from './saved-state.js';
+import { FileSystemError, SessionFiles, sessionPath, writeFileAtomic } from '../src/index.js';
 
 /** Why the full-disk tests cannot run here (they mount a tmpfs), or undefined. */
 const noMount = process.platform !== 'linux' || process.getuid?.() !== 0 ? 'mounting a tmpfs needs root on Linux' : undefined;
-const assistant = (text: string): ChatMessage => ({ role: 'assistant', content: [{ type: 'text', text }] });
-const textOf = (m: ChatMessage): string => m.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
-
-function stateOf(id: string, messages: ChatMessage[]): SessionState {
-  return {
-    id,
-    workspace: '/ws',
-    createdUtc: '2026-12-01T00:00:00.000Z',
-    updatedUtc: '2026-12-01T00:00:00.000Z',
-    provider: 'fake',
-    model: 'm',
-    context: [systemMessage('live system'), ...messages],
-    archive: [...messages],
-    userTurns: 1,
-    modelCalls: 0,
-    toolCalls: 0,
-    usage: emptyUsage,
-    cumulativeUsage: emptyUsage,
-    queued: [],
-    images: [],
-    imageMarkersTagged: true,
-    pendingApprovals: [],
-  };
-}
 
 /** A Home on its own small tmpfs, with its sessions folder made. */
 async function onSmallDisk(size: string, run: (home: string) => Promise<void>): Promise<void> {

@@ -8,9 +8,10 @@ import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChatMessage, emptyUsage, systemMessage, userMessage } from '@crystal/core';
+import { systemMessage, userMessage } from '@crystal/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Checkpoints, readLog, SessionFiles, type SessionState, writeFileAtomic } from '../src/index.js';
+import { assistant, stateOf, textOf } from './saved-state.js';
+import { Checkpoints, readLog, SessionFiles, writeFileAtomic } from '../src/index.js';
 
 const POOL_REQUESTS = new Set(['FSREQCALLBACK', 'FSREQPROMISE', 'FILEHANDLECLOSEREQ']);
 const counting = new AsyncLocalStorage<{ count: number; types: string[] }>();
@@ -33,31 +34,6 @@ async function poolTrips(run: () => Promise<unknown>): Promise<{ count: number; 
   // Every durable write fsyncs at least once: a count of 0 would mean nothing was counted.
   expect(tally.count).toBeGreaterThan(0);
   return tally;
-}
-
-const assistant = (text: string): ChatMessage => ({ role: 'assistant', content: [{ type: 'text', text }] });
-const textOf = (m: ChatMessage): string => m.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
-
-function stateOf(id: string, messages: ChatMessage[]): SessionState {
-  return {
-    id,
-    workspace: '/ws',
-    createdUtc: '2026-12-01T00:00:00.000Z',
-    updatedUtc: '2026-12-01T00:00:00.000Z',
-    provider: 'fake',
-    model: 'm',
-    context: [systemMessage('live system'), ...messages],
-    archive: [...messages],
-    userTurns: 1,
-    modelCalls: 0,
-    toolCalls: 0,
-    usage: emptyUsage,
-    cumulativeUsage: emptyUsage,
-    queued: [],
-    images: [],
-    imageMarkersTagged: true,
-    pendingApprovals: [],
-  };
 }
 
 const homes: string[] = [];
