@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, printFigure, runCount, scrubbedEnv } from './lib/harness.mjs';
 import { SessionFiles as OldSessionFiles } from './lib/baseline/session-store.mjs';
-import { benchState } from './lib/save-state.mjs';
+import { benchState, timeTwoSaves } from './lib/save-state.mjs';
 
 const { SessionFiles } = await import(new URL('../packages/engine/dist/index.js', import.meta.url).href);
 const child = fileURLToPath(new URL('./lib/save-once.mjs', import.meta.url));
@@ -76,15 +76,7 @@ try {
       const id = `20261201-000000-${way === 'new' ? 'a' : 'b'}${String(i).padStart(5, '0')}`;
       const state = benchState(id);
       const files = (way === 'new' ? SessionFiles : OldSessionFiles).create(home, id);
-      let t = performance.now();
-      await files.save(state);
-      const first = performance.now() - t;
-      const reply = { role: 'assistant', content: [{ type: 'text', text: 'ok' }] };
-      state.archive.push(reply);
-      state.context.push(reply);
-      t = performance.now();
-      await files.save(state);
-      const append = performance.now() - t;
+      const { first, append } = await timeTwoSaves(files, state);
       if (i < 4) continue;
       warm[way].first.push(first);
       warm[way].append.push(append);

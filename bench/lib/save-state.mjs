@@ -21,3 +21,16 @@ export function benchState(id) {
     pendingApprovals: [],
   };
 }
+
+/** Times the first save of `state` through `files`, then the save of one appended reply: `{ first, append }` in ms. */
+export async function timeTwoSaves(files, state) {
+  let t = performance.now();
+  await files.save(state);
+  const first = performance.now() - t;
+  const reply = { role: 'assistant', content: [{ type: 'text', text: 'ok' }] };
+  state.archive.push(reply);
+  state.context.push(reply);
+  t = performance.now();
+  await files.save(state);
+  return { first, append: performance.now() - t };
+}
