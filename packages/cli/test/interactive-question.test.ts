@@ -79,8 +79,9 @@ describe('the question overlay as used every day', () => {
     await session.waitFor('Type a message');
     await session.type('set up storage');
     session.write('\r');
-    const overlay = await session.waitFor('Which database should the service use?');
-    expect(overlay).toContain('Question · Database');
+    // The overlay's header, not the question text: the call's card can show that text a frame earlier.
+    const overlay = await session.waitFor('Question · Database');
+    expect(overlay).toContain('Which database should the service use?');
     expect(overlay).not.toContain('Space toggle');
     const lines = session.lines();
     const col = (text: string): number => (lines.find((l) => l.includes(text)) ?? '').indexOf(text);
