@@ -71,9 +71,10 @@ export interface TurnInput {
    */
   readonly resumeBatch?: { readonly calls: readonly ParsedToolCall[]; readonly rerun: ReadonlySet<string> };
   /**
-   * Issue 22: called once a round's request has been handed to the client (a turn after the
-   * next event-loop step, when the client has written it): work that need not come before the
-   * request, such as the checkpoint record of the turn, starts here instead of delaying it.
+   * Issue 22: called once a round's request has been handed to the client (an immediate after
+   * the step that opens it: written on a reused connection, else waiting for its connection):
+   * work that need not come before the request, such as the turn's checkpoint record, starts
+   * here instead of delaying it.
    */
   readonly afterRequest?: () => void;
   /** CKPT-1: a tool call began to stream (its name, once the wire gave it): checkpoints may start their first walk. */
