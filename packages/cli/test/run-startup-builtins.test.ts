@@ -19,32 +19,46 @@ afterEach(async () => {
  * A preload that writes the public built-ins loaded (`node:x` names) to `report` at exit, and the
  * CLI bundles read (dist/*.cjs, by Node's loader or the bin's) to `bundles`.
  */
-function builtinsProbe(): { env: Record<string, string>; loaded: () => string[]; bundles: () => string[] } {
+function builtinsProbe(): {
+  env: Record<string, string>;
+  loaded: () => string[];
+  beforeRequest: () => string[];
+  bundles: () => string[];
+} {
   const dir = tempDir('crystal-builtins-probe-');
   const probe = join(dir, 'probe.cjs');
   const report = join(dir, 'loaded.txt');
+  const before = join(dir, 'before-request.txt');
   const bundles = join(dir, 'bundles.txt');
   writeFileSync(bundles, '');
   writeFileSync(
     probe,
     [
       "const fs = require('node:fs');",
-      "const fsp = require('node:fs/promises');",
       `const note = (file) => { if (typeof file === 'string' && /\\/dist\\/[^/]+\\.cjs$/.test(file)) fs.appendFileSync(${JSON.stringify(bundles)}, file.split('/').pop() + '\\n'); };`,
       'const readFileSync = fs.readFileSync;',
       'fs.readFileSync = function (file, ...rest) { note(file); return readFileSync.call(this, file, ...rest); };',
-      'const readFile = fsp.readFile;',
-      'fsp.readFile = function (file, ...rest) { note(file); return readFile.call(this, file, ...rest); };',
-      "process.on('exit', () => {",
-      "  const names = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13));",
-      `  fs.writeFileSync(${JSON.stringify(report)}, names.join('\\n'));`,
-      '});',
+      // fs.promises is patched when first asked for, so the probe itself does not load node:fs/promises.
+      "const lazy = Object.getOwnPropertyDescriptor(fs, 'promises');",
+      'let patched = false;',
+      "Object.defineProperty(fs, 'promises', { configurable: true, enumerable: true, get() {",
+      '  const fsp = lazy.get.call(fs);',
+      '  if (!patched) { patched = true; const readFile = fsp.readFile; fsp.readFile = function (file, ...rest) { note(file); return readFile.call(this, file, ...rest); }; }',
+      '  return fsp;',
+      '} });',
+      "const names = () => process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join('\\n');",
+      // What was loaded when the first HTTP request was written (diagnostics_channel is loaded at start-up already).
+      "const request = require('node:diagnostics_channel').channel('http.client.request.start');",
+      `const first = () => { request.unsubscribe(first); fs.writeFileSync(${JSON.stringify(before)}, names()); };`,
+      'request.subscribe(first);',
+      `process.on('exit', () => fs.writeFileSync(${JSON.stringify(report)}, names()));`,
       '',
     ].join('\n'),
   );
   return {
     env: { NODE_OPTIONS: `--require ${probe}` },
     loaded: () => readFileSync(report, 'utf8').split('\n'),
+    beforeRequest: () => readFileSync(before, 'utf8').split('\n'),
     bundles: () => readFileSync(bundles, 'utf8').split('\n').filter(Boolean),
   };
 }
@@ -52,7 +66,7 @@ function builtinsProbe(): { env: Record<string, string>; loaded: () => string[];
 const NETWORK_AND_PROCESS = ['tls', 'https', '_tls_wrap', 'zlib', 'child_process', 'dgram'];
 
 describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 item 4)', () => {
-  it("CLI-2 a turn that only talks to an http:// provider never loads node:tls, node:https, node:zlib, node:child_process, node:crypto, node:perf_hooks or Node's rimraf", async () => {
+  it("CLI-2 a turn that only talks to an http:// provider never loads node:tls, node:https, node:zlib, node:child_process, node:crypto, node:perf_hooks or Node's rimraf, nor node:fs/promises before its request", async () => {
     const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
     cleanups.push(() => fake.close());
     const home = tempHome(fakeConfig(fake.baseUri));
@@ -68,6 +82,11 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     // internal/fs/rimraf: the session lock removes its temp file with unlinkSync, not rmSync.
     for (const name of [...NETWORK_AND_PROCESS, 'crypto', 'perf_hooks', 'internal/fs/rimraf'])
       expect(loaded, `node:${name} was loaded`).not.toContain(name);
+    // node:fs/promises (~1.5 ms) is not loaded before the first request: a turn that mentions no
+    // file and finds no tool set reads nothing through it (the daily checkpoint prune may load it later).
+    const beforeRequest = probe.beforeRequest();
+    expect(beforeRequest).toContain('_http_client');
+    expect(beforeRequest, 'node:fs/promises was loaded before the first request').not.toContain('internal/fs/promises');
   }, 30_000);
 
   it('CLI-2 (issue 22) crystal run never reads the terminal bundle (dist/terminal.cjs), only the main bundle', async () => {

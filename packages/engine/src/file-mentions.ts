@@ -5,7 +5,9 @@
  * resolved through the fence (inside the workspace, never a credentials path) and read.
  * Surfaces only decide how a completion looks.
  */
-import { readFile, stat } from 'node:fs/promises';
+// node:fs's `promises` is read when a mention is resolved: importing node:fs/promises here loaded it
+// (~1.5 ms) before every `crystal run`'s first request, which resolves no mention (issue 22).
+import { promises as fs } from 'node:fs';
 import { extname } from 'node:path';
 import { resolvePath } from './tools/fence.js';
 import { listFileBatches } from './tools/builtin/file-list.js';
@@ -204,9 +206,9 @@ export function mentionedPaths(text: string): string[] {
  */
 export async function resolveMention(workspace: string, path: string): Promise<ResolvedMention | undefined> {
   const verdict = resolvePath(workspace, path);
-  let info: Awaited<ReturnType<typeof stat>>;
+  let info: import('node:fs').Stats;
   try {
-    info = await stat(verdict.real);
+    info = await fs.stat(verdict.real);
   } catch {
     return undefined;
   }
@@ -215,14 +217,14 @@ export async function resolveMention(workspace: string, path: string): Promise<R
   if (verdict.credential) return { kind: 'refused', path, reason: `@${path} is a credentials path; it was not attached.` };
   const display = verdict.display.split('\\').join('/');
   if (IMAGE_EXTENSIONS.has(extname(verdict.real).toLowerCase()))
-    return { kind: 'image', path: display, bytes: await readFile(verdict.real), absolute: verdict.real };
+    return { kind: 'image', path: display, bytes: await fs.readFile(verdict.real), absolute: verdict.real };
   if (info.size > MENTION_MAX_BYTES)
     return {
       kind: 'refused',
       path,
       reason: `@${path} is ${Math.round(info.size / 1024)} KiB, over the ${MENTION_MAX_BYTES / 1024} KiB an @ mention attaches; ask the model to read it instead.`,
     };
-  const bytes = await readFile(verdict.real);
+  const bytes = await fs.readFile(verdict.real);
   if (bytes.includes(0)) return { kind: 'refused', path, reason: `@${path} is a binary file; it was not attached.` };
   return { kind: 'text', path: display, text: bytes.toString('utf8') };
 }

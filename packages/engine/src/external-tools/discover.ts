@@ -5,7 +5,7 @@
  * manifest is invalid. `enabled: false` omits a set silently; an invalid manifest skips it with a
  * note naming the file, the key path and what is expected. Discovery never throws: start-up goes on.
  */
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyLines, lineOfPath, parseJson } from '../config/json-locate.js';
 import { mayRunProjectCode, type ProjectCodeTrust } from '../trust.js';
@@ -123,20 +123,24 @@ async function loadSet(
   }
 }
 
+/**
+ * The set folders under `root`, listed synchronously: the two roots rarely exist, and the first
+ * `fs.promises` call loads node:fs/promises (~1.5 ms before every `crystal run`'s first request;
+ * issue 22). A missing root is found with a stat, not a thrown ENOENT.
+ */
 async function subdirectories(root: string): Promise<string[]> {
   let entries: import('node:fs').Dirent[];
   try {
-    entries = await fs.readdir(root, { withFileTypes: true });
+    if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) return [];
+    entries = readdirSync(root, { withFileTypes: true });
   } catch {
     return [];
   }
   const names: string[] = [];
   for (const entry of entries) {
     if (entry.isDirectory()) names.push(entry.name);
-    else if (entry.isSymbolicLink()) {
-      const stat = await fs.stat(join(root, entry.name)).catch(() => undefined);
-      if (stat?.isDirectory()) names.push(entry.name);
-    }
+    else if (entry.isSymbolicLink() && statSync(join(root, entry.name), { throwIfNoEntry: false })?.isDirectory())
+      names.push(entry.name);
   }
   return names;
 }
