@@ -168,6 +168,8 @@ function onTerminal(from: string): boolean {
  * paints the first frame and then runs this one.
  */
 export function launch(bundle: string, argv: readonly string[]): void {
+  // Which build the main bundle is (its content hash), for what the bundle keeps between starts (build.ts).
+  (globalThis as Record<symbol, unknown>)[Symbol.for('crystal.build')] = CRYSTAL_BUNDLE_HASH;
   const terminalFile = join(dirname(bundle), TERMINAL_BUNDLE);
   const load = loader(argv);
   let terminal: unknown;

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import {
   discoverCommands,
   expandCommand,
+  homeConfigMemo,
   loadConfig,
   matchCustomCommand,
   type MarkerSpan,
@@ -13,6 +14,7 @@ import {
   UsageError,
   withServedOllamaModels,
 } from '@crystal/engine';
+import { currentBuild } from './build.js';
 import { attachImageFiles } from './image-files.js';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
@@ -31,7 +33,10 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   // CMD-1: `/name args` runs a custom command: its expanded text is the prompt.
   const { text: message, allowedTools } = expandRunPrompt(prompt, { home, workspace });
   // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
-  const config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
+  const config = await withServedOllamaModels(home, loadConfig(home, homeConfigMemo(home, currentBuild())), {
+    provider: options.provider,
+    model: options.model,
+  });
   // `run` is a surface over the controller face the terminal and the page drive (DESIGN.md):
   // admission, neutralising typed markers, saving and follow-ups are the engine's.
   const controller = await SessionController.open({

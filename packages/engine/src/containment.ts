@@ -197,6 +197,8 @@ async function sandboxed(
     paths.sessions,
     paths.media,
     paths.logs,
+    // The validated-configuration memo holds what config.json holds (config/memo.ts).
+    paths.cache,
   ];
   const networkGrants = new Set<string>();
   const net = await networkFilter(settings.allow, options.askHost, env, bwrap);

@@ -15,4 +15,6 @@ export const homePaths = (home: string) => ({
   sessions: join(home, 'sessions'),
   media: join(home, 'media'),
   logs: join(home, 'logs'),
+  /** What is kept between starts to start faster (config/memo.ts); never the only copy of anything. */
+  cache: join(home, 'cache'),
 });

@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './home.js';
 export * from './config/schema.js';
 export * from './config/load.js';
+export * from './config/memo.js';
 export * from './catalog.js';
 export * from './credentials.js';
 export * from './events.js';

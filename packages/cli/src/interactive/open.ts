@@ -3,7 +3,16 @@
  * before it): the config load and its errors, the connect and trust checks, the session open,
  * and the terminal or plain surface.
  */
-import { assertConnectable, isTrusted, loadConfig, SessionController, UsageError, withServedOllamaModels } from '@crystal/engine';
+import {
+  assertConnectable,
+  homeConfigMemo,
+  isTrusted,
+  loadConfig,
+  SessionController,
+  UsageError,
+  withServedOllamaModels,
+} from '@crystal/engine';
+import { currentBuild } from '../build.js';
 import { defaultClipboardReader } from './clipboard.js';
 import type { EarlyTerminal } from './early.js';
 import { DEFAULT_VIEW, type InteractiveDeps } from './index.js';
@@ -28,7 +37,10 @@ export async function openInteractive(options: InteractiveOptions, deps: Interac
   let config: Awaited<ReturnType<typeof withServedOllamaModels>>;
   try {
     // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
-    config = await withServedOllamaModels(home, loadConfig(home), { provider: options.provider, model: options.model });
+    config = await withServedOllamaModels(home, loadConfig(home, homeConfigMemo(home, currentBuild())), {
+      provider: options.provider,
+      model: options.model,
+    });
     // SETUP-4: no key means a few lines on connecting a provider, before any trust question.
     if (options.resume === undefined && !options.continue) assertConnectable(home, config, options);
     // The early frame was painted for a trusted workspace; should that have changed, the question comes without it.

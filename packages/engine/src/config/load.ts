@@ -23,8 +23,22 @@ export function configPath(home: string): string {
   return join(home, 'config.json');
 }
 
+/**
+ * Configurations validated before (issue 22): the same text of the same file, validated by the
+ * same build, is not validated again. Validating costs every start ~3 ms (zod building and running
+ * the schema in a cold process), and `config.json` rarely changes between two starts. A surface
+ * supplies the store (the CLI keeps it beside its code cache, in a folder only this user can
+ * write); only successful validations are remembered, so an invalid file is always reported.
+ */
+export interface ValidatedConfigMemo {
+  /** What validating exactly `text` of `file` gave before, or undefined. */
+  recall(file: string, text: string): { readonly config: unknown; readonly warnings: readonly string[] } | undefined;
+  /** Remembers the result of a successful validation. */
+  remember(file: string, text: string, config: Config, warnings: readonly string[]): void;
+}
+
 /** Loads and validates `config.json`; a missing file is an empty configuration. */
-export function loadConfig(home: string): Config {
+export function loadConfig(home: string, memo?: ValidatedConfigMemo): Config {
   const file = configPath(home);
   let text: string;
   try {
@@ -33,11 +47,18 @@ export function loadConfig(home: string): Config {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new ConfigError(file, undefined, undefined, `cannot be read (${(error as Error).message}); fix its permissions.`);
   }
-  return parseConfigText(text, file);
+  return parseConfigText(text, file, memo);
 }
 
-export function parseConfigText(text: string, file: string): Config {
+function withWarnings(config: Config, warnings: readonly string[]): Config {
+  if (warnings.length > 0) Object.defineProperty(config, WARNINGS, { value: warnings, enumerable: true });
+  return config;
+}
+
+export function parseConfigText(text: string, file: string, memo?: ValidatedConfigMemo): Config {
   if (text.trim() === '') return {};
+  const recalled = memo?.recall(file, text);
+  if (recalled) return withWarnings(recalled.config as Config, recalled.warnings);
   const parsed = parseJson(text.replace(/^\uFEFF/, ''));
   if (!parsed.ok) {
     throw new ConfigError(
@@ -56,8 +77,8 @@ export function parseConfigText(text: string, file: string): Config {
     checkNewProviders(result.data, text, file);
     // REL-12: unknown keys are not an error (newer files stay readable) but are never silent.
     const warnings = unknownKeyWarnings(parsed.value, configSchema, file);
-    if (warnings.length > 0) Object.defineProperty(result.data, WARNINGS, { value: warnings, enumerable: true });
-    return result.data;
+    memo?.remember(file, text, result.data, warnings);
+    return withWarnings(result.data, warnings);
   }
   const { issue, path } = deepestIssue(result.error.issues[0] as Issue, expectationOf);
   const line = lineOfPath(keyLines(text), path);

@@ -6,7 +6,26 @@
 import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
 
-z.config(en());
+/**
+ * A schema built when first used, not when this module loads (issue 22 item 4): a start whose
+ * config.json was validated before (load.ts, `ValidatedConfigMemo`) builds none of them.
+ */
+function once<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => {
+    useLocale();
+    built ??= build();
+    return built;
+  };
+}
+
+let localeSet = false;
+/** zod's English messages, set before the first schema is built. */
+function useLocale(): void {
+  if (localeSet) return;
+  z.config(en());
+  localeSet = true;
+}
 
 const positiveInt = () => z.int().check(z.positive());
 /**
@@ -16,52 +35,64 @@ const positiveInt = () => z.int().check(z.positive());
 const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 /** REL-12: every number has a ceiling, so `1e15` or `1e400` (Infinity) is an error, not a setting. */
 const upTo = (max: number, what = '') => z.maximum(max, `expected at most ${grouped(max)}${what}`);
-const effort = z.pipe(
-  z.enum(['default', 'off', 'none', 'minimal', 'low', 'medium', 'high', 'maximum', 'max']),
-  z.transform((value) => (value === 'none' ? 'off' : value === 'max' ? 'maximum' : value)),
+const effort = once(() =>
+  z.pipe(
+    z.enum(['default', 'off', 'none', 'minimal', 'low', 'medium', 'high', 'maximum', 'max']),
+    z.transform((value) => (value === 'none' ? 'off' : value === 'max' ? 'maximum' : value)),
+  ),
 );
 const TIMER_MAX = 'expected at most 2147483 seconds (the runtime timer maximum)';
 
-export const modelSchema = z.object({
-  contextWindow: positiveInt().check(upTo(100_000_000, ' tokens')),
-  maxTokens: z.optional(positiveInt().check(upTo(100_000_000, ' tokens'))),
-  temperature: z.optional(z.number().check(z.minimum(0), z.maximum(2))),
-  thinking: z.optional(z.boolean()),
-  thinkingEfforts: z.optional(z.array(effort)),
-  imageInput: z.optional(z.boolean()),
-  audioInput: z.optional(z.boolean()),
-  videoInput: z.optional(z.boolean()),
-  serviceTier: z.optional(z.string()),
-  speed: z.optional(z.string()),
-});
+const modelSchema = once(() =>
+  z.object({
+    contextWindow: positiveInt().check(upTo(100_000_000, ' tokens')),
+    maxTokens: z.optional(positiveInt().check(upTo(100_000_000, ' tokens'))),
+    temperature: z.optional(z.number().check(z.minimum(0), z.maximum(2))),
+    thinking: z.optional(z.boolean()),
+    thinkingEfforts: z.optional(z.array(effort())),
+    imageInput: z.optional(z.boolean()),
+    audioInput: z.optional(z.boolean()),
+    videoInput: z.optional(z.boolean()),
+    serviceTier: z.optional(z.string()),
+    speed: z.optional(z.string()),
+  }),
+);
 
-export const providerSchema = z.object({
-  protocol: z.enum(['responses', 'openai', 'deepseek', 'anthropic', 'gemini', 'ollama']),
-  // SEC-9: only http and https; file:, ftp:, javascript: and the like never reach a request.
-  baseUri: z.url({
+const protocolSchema = () => z.enum(['responses', 'openai', 'deepseek', 'anthropic', 'gemini', 'ollama']);
+// SEC-9: only http and https; file:, ftp:, javascript: and the like never reach a request.
+const baseUriSchema = () =>
+  z.url({
     protocol: /^https?$/,
     error:
       'expected an absolute http:// or https:// URL such as "https://api.openai.com/v1/" (other schemes such as file:, ftp: or javascript: are refused); fix the baseUri in config.json',
-  }),
-  apiKey: z.optional(z.string()),
-  apiKeyEnvironment: z.optional(z.string()),
-  requiresApiKey: z.optional(z.boolean()),
-  models: z.record(z.string(), modelSchema),
-});
+  });
+
+/** The shape of a complete provider entry (the types below; load.ts checks a new provider's keys). */
+const providerSchema = () =>
+  z.object({
+    protocol: protocolSchema(),
+    baseUri: baseUriSchema(),
+    apiKey: z.optional(z.string()),
+    apiKeyEnvironment: z.optional(z.string()),
+    requiresApiKey: z.optional(z.boolean()),
+    models: z.record(z.string(), modelSchema()),
+  });
 
 /**
  * A `providers` entry in config.json. A built-in provider's entry may be partial (only
  * `apiKey`, or one more model): it overlays the starter entry (SETUP-4). A new provider needs
  * `protocol`, `baseUri` and `models`, which load.ts checks with the key's line.
  */
-export const providerEntrySchema = z.object({
-  protocol: z.optional(providerSchema.shape.protocol),
-  baseUri: z.optional(providerSchema.shape.baseUri),
-  apiKey: z.optional(z.string()),
-  apiKeyEnvironment: z.optional(z.string()),
-  requiresApiKey: z.optional(z.boolean()),
-  models: z.optional(z.record(z.string(), modelSchema)),
-});
+const providerEntrySchema = once(() =>
+  z.object({
+    protocol: z.optional(protocolSchema()),
+    baseUri: z.optional(baseUriSchema()),
+    apiKey: z.optional(z.string()),
+    apiKeyEnvironment: z.optional(z.string()),
+    requiresApiKey: z.optional(z.boolean()),
+    models: z.optional(z.record(z.string(), modelSchema())),
+  }),
+);
 
 /** Built with its section (issue 22 item 4: a config without one builds nothing of it). */
 const executionBudgetSchema = () =>
@@ -105,7 +136,7 @@ const sandboxSchema = () =>
 const configSections = {
   provider: () => z.optional(z.string()),
   model: () => z.optional(z.string()),
-  thinkingEffort: () => z.optional(effort),
+  thinkingEffort: () => z.optional(effort()),
   /** Legacy `autoedit` is edit; `fullreview` and `full-review` are audit (reference §2.2). */
   approval: () =>
     z.optional(
@@ -121,14 +152,17 @@ const configSections = {
         enabled: z.optional(z.boolean()),
         provider: z.optional(z.string()),
         model: z.optional(z.string()),
-        thinkingEffort: z.optional(effort),
+        thinkingEffort: z.optional(effort()),
       }),
     ),
   /** REV-3: auto-pass cards (default true); the ask card is always shown. */
   verboseApprovals: () => z.optional(z.boolean()),
   providers: () =>
     z.optional(
-      z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'provider names use letters, digits, - and _')), providerEntrySchema),
+      z.record(
+        z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'provider names use letters, digits, - and _')),
+        providerEntrySchema(),
+      ),
     ),
   retry: () =>
     z.optional(
@@ -148,7 +182,7 @@ const configSections = {
   executionBudget: () => z.optional(executionBudgetSchema()),
   bashTimeoutSeconds: () =>
     z.optional(z.union([positiveInt().check(z.maximum(2147483, TIMER_MAX)), z.null(), z.literal('unlimited')])),
-  imageModel: () => z.optional(z.object({ provider: z.string(), model: z.string(), thinkingEffort: z.optional(effort) })),
+  imageModel: () => z.optional(z.object({ provider: z.string(), model: z.string(), thinkingEffort: z.optional(effort()) })),
   images: () =>
     z.optional(
       z.object({
@@ -208,6 +242,7 @@ let absentSection: z.ZodMiniOptional<z.ZodMiniUnknown> | undefined;
  */
 export function configSchemaFor(value: unknown): z.ZodMiniObject<ConfigShape> {
   const present = value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  useLocale();
   absentSection ??= z.optional(z.unknown());
   const shape: Record<string, z.ZodMiniType> = {};
   for (const key of Object.keys(configSections) as Array<keyof ConfigShape>) {
@@ -224,6 +259,6 @@ export function configSchemaFor(value: unknown): z.ZodMiniObject<ConfigShape> {
 
 export type Config = z.output<z.ZodMiniObject<ConfigShape>>;
 export type SandboxConfig = z.output<ReturnType<typeof sandboxSchema>>;
-export type ProviderConfig = z.output<typeof providerSchema>;
-export type ProviderEntry = z.output<typeof providerEntrySchema>;
-export type ModelConfig = z.output<typeof modelSchema>;
+export type ProviderConfig = z.output<ReturnType<typeof providerSchema>>;
+export type ProviderEntry = z.output<ReturnType<typeof providerEntrySchema>>;
+export type ModelConfig = z.output<ReturnType<typeof modelSchema>>;

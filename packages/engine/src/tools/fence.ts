@@ -77,11 +77,12 @@ export function isWithin(root: string, path: string): boolean {
 /**
  * Home files that hold secrets (SEC-3): `config.json` may carry a literal `apiKey`,
  * `credentials.json` carries keys, and session files and logs keep whatever was pasted or
- * printed (a key among it). No tool reads or writes them, asked or not: a model never needs a
- * key, and an approval card is too easy to click through for one.
+ * printed (a key among it), and `cache` keeps a validated copy of `config.json` (config/memo.ts).
+ * No tool reads or writes them, asked or not: a model never needs a key, and an approval card is
+ * too easy to click through for one.
  */
 export const HOME_SECRET_FILES: readonly string[] = ['config.json', 'credentials.json'];
-export const HOME_SECRET_DIRS: readonly string[] = ['sessions', 'logs'];
+export const HOME_SECRET_DIRS: readonly string[] = ['sessions', 'logs', 'cache'];
 
 /**
  * Whether `real` (links followed) is Crystal Home's for the fence (SEC-3): inside Home and not
