@@ -7,13 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ParsedToolCall } from '@crystal/core';
-import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
 import { writeFileAtomic } from '../atomic-write.js';
 import { keyLines, lineOfPath, parseJson } from '../config/json-locate.js';
 import { ConfigError } from '../errors.js';
-
-z.config(en());
+import { lazySchema } from '../lazy-schema.js';
 
 export interface Grant {
   /** The absolute workspace path. */
@@ -48,8 +46,10 @@ export function permissionsPath(home: string): string {
   return join(home, 'permissions.json');
 }
 
-const grantSchema = z.object({ workspace: z.string(), tool: z.string(), fingerprint: z.string() });
-const fileSchema = z.object({ grants: z.optional(z.array(grantSchema)) });
+/** Built at the first permissions.json read (issue 22 item 4: not when the engine loads). */
+const fileSchema = lazySchema(() =>
+  z.object({ grants: z.optional(z.array(z.object({ workspace: z.string(), tool: z.string(), fingerprint: z.string() }))) }),
+);
 
 interface PermissionsFile {
   /** Top-level keys other than `grants`, kept as they were when the file is rewritten. */
@@ -86,7 +86,7 @@ export function readPermissions(home: string): PermissionsFile {
       'expected a JSON object such as {"grants": []}; fix or remove the file, it was left unchanged.',
     );
   }
-  const result = fileSchema.safeParse(parsed.value);
+  const result = fileSchema().safeParse(parsed.value);
   if (!result.success) {
     const issue = result.error.issues[0];
     const path = (issue?.path ?? []).map((p) => (typeof p === 'symbol' ? String(p) : p));

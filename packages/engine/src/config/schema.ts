@@ -3,29 +3,8 @@
  * `zod/mini` rather than classic zod: the same validator at a twentieth of the bundle, which
  * keeps `crystal run` start-up fast (bench/run-stream.mjs).
  */
-import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
-
-/**
- * A schema built when first used, not when this module loads (issue 22 item 4): a start whose
- * config.json was validated before (load.ts, `ValidatedConfigMemo`) builds none of them.
- */
-function once<T>(build: () => T): () => T {
-  let built: T | undefined;
-  return () => {
-    useLocale();
-    built ??= build();
-    return built;
-  };
-}
-
-let localeSet = false;
-/** zod's English messages, set before the first schema is built. */
-function useLocale(): void {
-  if (localeSet) return;
-  z.config(en());
-  localeSet = true;
-}
+import { lazySchema } from '../lazy-schema.js';
 
 const positiveInt = () => z.int().check(z.positive());
 /**
@@ -35,7 +14,7 @@ const positiveInt = () => z.int().check(z.positive());
 const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 /** REL-12: every number has a ceiling, so `1e15` or `1e400` (Infinity) is an error, not a setting. */
 const upTo = (max: number, what = '') => z.maximum(max, `expected at most ${grouped(max)}${what}`);
-const effort = once(() =>
+const effort = lazySchema(() =>
   z.pipe(
     z.enum(['default', 'off', 'none', 'minimal', 'low', 'medium', 'high', 'maximum', 'max']),
     z.transform((value) => (value === 'none' ? 'off' : value === 'max' ? 'maximum' : value)),
@@ -43,7 +22,7 @@ const effort = once(() =>
 );
 const TIMER_MAX = 'expected at most 2147483 seconds (the runtime timer maximum)';
 
-const modelSchema = once(() =>
+const modelSchema = lazySchema(() =>
   z.object({
     contextWindow: positiveInt().check(upTo(100_000_000, ' tokens')),
     maxTokens: z.optional(positiveInt().check(upTo(100_000_000, ' tokens'))),
@@ -83,7 +62,7 @@ const providerSchema = () =>
  * `apiKey`, or one more model): it overlays the starter entry (SETUP-4). A new provider needs
  * `protocol`, `baseUri` and `models`, which load.ts checks with the key's line.
  */
-const providerEntrySchema = once(() =>
+const providerEntrySchema = lazySchema(() =>
   z.object({
     protocol: z.optional(protocolSchema()),
     baseUri: z.optional(baseUriSchema()),
@@ -235,6 +214,8 @@ type ConfigShape = { [K in keyof typeof configSections]: ReturnType<(typeof conf
 const builtSections: Partial<ConfigShape> = {};
 /** Stands for each section a config does not have (never parses anything: the key is absent). */
 let absentSection: z.ZodMiniOptional<z.ZodMiniUnknown> | undefined;
+/** Built through lazySchema, so zod's English messages are set before any section is built or parsed. */
+const placeholder = lazySchema(() => z.optional(z.unknown()));
 
 /**
  * The schema for one config value: its own sections fully, every other known key by a shared
@@ -242,8 +223,7 @@ let absentSection: z.ZodMiniOptional<z.ZodMiniUnknown> | undefined;
  */
 export function configSchemaFor(value: unknown): z.ZodMiniObject<ConfigShape> {
   const present = value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-  useLocale();
-  absentSection ??= z.optional(z.unknown());
+  absentSection ??= placeholder();
   const shape: Record<string, z.ZodMiniType> = {};
   for (const key of Object.keys(configSections) as Array<keyof ConfigShape>) {
     if (present[key] === undefined) {

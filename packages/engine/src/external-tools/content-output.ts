@@ -7,10 +7,10 @@
 import { promises as fs } from 'node:fs';
 import { basename } from 'node:path';
 import type { ImagePart, ToolResultContent } from '@crystal/core';
-import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
 import { resolvePath } from '../tools/fence.js';
 import { readFileForSearch } from '../tools/safe-open.js';
+import { lazySchema } from '../lazy-schema.js';
 import { firstProblem } from '../zod-issues.js';
 import {
   checkToolImage,
@@ -20,8 +20,6 @@ import {
   TEXT_ONLY_IMAGE_ERROR,
   TOOL_IMAGE_MIME_TYPES,
 } from './image-bytes.js';
-
-z.config(en());
 
 /** Built at the first content-mode output (issue 22 item 4: not when the engine loads). */
 function buildSchemas() {
@@ -37,7 +35,7 @@ function buildSchemas() {
   return { imageSchema, contentSchema };
 }
 
-let built: ReturnType<typeof buildSchemas> | undefined;
+const schemas = lazySchema(buildSchemas);
 type ToolImage = z.output<ReturnType<typeof buildSchemas>['imageSchema']>;
 
 const PREVIEW_CHARS = 200;
@@ -63,8 +61,7 @@ export async function parseContentOutput(
   } catch (error) {
     throw new Error(`The tool's output is not valid JSON (${(error as Error).message}). Output: ${preview(stdout)}`);
   }
-  built ??= buildSchemas();
-  const result = built.contentSchema.safeParse(value);
+  const result = schemas().contentSchema.safeParse(value);
   if (!result.success) {
     const { path, expectation } = firstProblem(result.error.issues);
     const where = path.length ? `${path.join('.')}: ` : '';

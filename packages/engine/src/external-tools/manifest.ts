@@ -5,11 +5,9 @@
  * dotnet runner).
  */
 import { MAX_TIMER_SECONDS } from '@crystal/core';
-import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
+import { lazySchema } from '../lazy-schema.js';
 import { firstProblem } from '../zod-issues.js';
-
-z.config(en());
 
 export type Catalog = 'plan' | 'work';
 export type DeclaredApproval = 'inherit' | 'always';
@@ -21,6 +19,8 @@ export const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const TOOL_NAME_EXPECTED = 'expected a tool name: 1-64 letters, digits, _ or -, starting with a letter';
 
 /** The manifest schemas, built at the first manifest read (issue 22 item 4: not when the engine loads). */
+const schemas = lazySchema(buildSchemas);
+
 function buildSchemas() {
   const toolName = z.string().check(z.regex(TOOL_NAME, TOOL_NAME_EXPECTED));
   const catalogs = z.array(z.enum(['plan', 'work'])).check(z.minLength(1, 'expected a non-empty list of "plan" and/or "work"'));
@@ -88,11 +88,6 @@ function buildSchemas() {
   return { execToolSchema, execSetSchema, pluginSetSchema };
 }
 
-let built: ReturnType<typeof buildSchemas> | undefined;
-const schemas = (): ReturnType<typeof buildSchemas> => {
-  built ??= buildSchemas();
-  return built;
-};
 type ExecSet = z.output<ReturnType<typeof buildSchemas>['execSetSchema']>;
 type ExecTool = z.output<ReturnType<typeof buildSchemas>['execToolSchema']>;
 

@@ -34,7 +34,7 @@ import { resolveApiKey } from '../credentials.js';
 import { UsageError } from '../errors.js';
 import { formatBytes, type ImageLimits } from '../images/limits.js';
 import { ImageError, type ImageMime, validateImage } from '../images/validate.js';
-import { parseArgs } from './builtin/args.js';
+import { lazySchema, parseArgs } from './builtin/args.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './builtin/failure.js';
 import { capOutput } from './builtin/output-cap.js';
@@ -150,7 +150,7 @@ function imagePart(image: LoadedImage): ImagePart {
 
 const pathProperty = { type: 'string', description: 'Image file path, relative to the workspace or absolute.' };
 
-const viewSchema = z.object({ path: z.string().check(z.minLength(1)) });
+const viewSchema = lazySchema(() => z.object({ path: z.string().check(z.minLength(1)) }));
 
 /** IMG-24: the image as content; the model sees it on its next round. */
 export function viewImageTool(host: ImageToolHost): ToolDefinition {
@@ -165,17 +165,19 @@ export function viewImageTool(host: ImageToolHost): ToolDefinition {
       additionalProperties: false,
     },
     async execute(input, context) {
-      const args = parseArgs('view_image', viewSchema, input);
+      const args = parseArgs('view_image', viewSchema(), input);
       const image = await loadImageFile(host, args.path, host.limits, context?.callId);
       return [{ type: 'text', text: VIEW_IMAGE_LOADED }, imagePart(image)];
     },
   };
 }
 
-const describeSchema = z.object({
-  path: z.string().check(z.minLength(1)),
-  question: z.optional(z.string()),
-});
+const describeSchema = lazySchema(() =>
+  z.object({
+    path: z.string().check(z.minLength(1)),
+    question: z.optional(z.string()),
+  }),
+);
 
 /** IMG-23: a side request to the image model; its reply comes back as text. */
 export function describeImageTool(host: DescribeImageHost): ToolDefinition {
@@ -195,7 +197,7 @@ export function describeImageTool(host: DescribeImageHost): ToolDefinition {
     },
     async execute(input, context) {
       const { signal } = context;
-      const args = parseArgs('describe_image', describeSchema, input);
+      const args = parseArgs('describe_image', describeSchema(), input);
       const image = await loadImageFile(host, args.path, host.limits, context?.callId);
       const side = await client().catch((error: unknown) => {
         throw new ToolFailure(`${IMAGE_MODEL_FAILED} ${messageOf(error)}`);

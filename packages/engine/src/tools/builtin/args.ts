@@ -2,27 +2,11 @@
  * Argument validation for the built-in tools with `zod/mini`. A bad argument becomes a
  * model-visible failure that names the field and what is expected, so the model can retry.
  */
-import en from 'zod/v4/locales/en.js';
 import * as z from 'zod/mini';
 import { ToolFailure } from './failure.js';
 
-let localeSet = false;
-
-/**
- * A schema built on its first use, not when the module loads (issue 22 item 4: building every
- * tool's schema costs start-up time the first request does not need).
- */
-export function lazySchema<T>(build: () => z.ZodMiniType<T>): () => z.ZodMiniType<T> {
-  let schema: z.ZodMiniType<T> | undefined;
-  return () => {
-    if (!localeSet) {
-      z.config(en());
-      localeSet = true;
-    }
-    schema ??= build();
-    return schema;
-  };
-}
+/** Tool argument schemas are built at the tool's first call (lazy-schema.ts). */
+export { lazySchema } from '../../lazy-schema.js';
 
 interface Issue {
   readonly code?: string;

@@ -82,19 +82,17 @@ export class TodoStore {
   }
 }
 
-const statusSchema = z.string().check(
-  z.refine((value) => Object.hasOwn(STATUS_SPELLINGS, value), {
-    error: 'expected one of "pending", "in_progress", "completed", "cancelled"',
-  }),
-);
-
 const schema = lazySchema(() =>
   z.object({
     todos: z.array(
       z.object({
         id: z.string().check(z.minLength(1)),
         content: z.string().check(z.minLength(1), z.maxLength(TODO_MAX_CONTENT)),
-        status: statusSchema,
+        status: z.string().check(
+          z.refine((value) => Object.hasOwn(STATUS_SPELLINGS, value), {
+            error: 'expected one of "pending", "in_progress", "completed", "cancelled"',
+          }),
+        ),
       }),
     ),
     merge: z.optional(z.boolean()),
