@@ -92,37 +92,71 @@ export function parseRunOptions(argv: readonly string[]): RunOptions {
   };
 }
 
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      provider: { type: 'string', short: 'p' },
-      model: { type: 'string', short: 'm' },
-      workspace: { type: 'string', short: 'w' },
-      home: { type: 'string' },
-      approval: { type: 'string' },
-      'approval-model': { type: 'string' },
-      'approval-provider': { type: 'string' },
-      'approval-model-id': { type: 'string' },
-      'approval-thinking': { type: 'string' },
-      plan: { type: 'boolean' },
-      work: { type: 'boolean' },
-      thinking: { type: 'string' },
-      'model-calls': { type: 'string' },
-      'tool-calls': { type: 'string' },
-      duration: { type: 'string' },
-      'bash-timeout': { type: 'string' },
-      format: { type: 'string' },
-      image: { type: 'string', multiple: true },
-      resume: { type: 'string' },
-      continue: { type: 'boolean' },
-      'show-thinking': { type: 'boolean' },
-      skills: { type: 'string' },
-      'trust-workspace': { type: 'boolean' },
-    },
-  });
+/** The options of `crystal run` (and of `crystal` and `crystal web`, which share them). */
+const OPTIONS = {
+  provider: { type: 'string', short: 'p' },
+  model: { type: 'string', short: 'm' },
+  workspace: { type: 'string', short: 'w' },
+  home: { type: 'string' },
+  approval: { type: 'string' },
+  'approval-model': { type: 'string' },
+  'approval-provider': { type: 'string' },
+  'approval-model-id': { type: 'string' },
+  'approval-thinking': { type: 'string' },
+  plan: { type: 'boolean' },
+  work: { type: 'boolean' },
+  thinking: { type: 'string' },
+  'model-calls': { type: 'string' },
+  'tool-calls': { type: 'string' },
+  duration: { type: 'string' },
+  'bash-timeout': { type: 'string' },
+  format: { type: 'string' },
+  image: { type: 'string', multiple: true },
+  resume: { type: 'string' },
+  continue: { type: 'boolean' },
+  'show-thinking': { type: 'boolean' },
+  skills: { type: 'string' },
+  'trust-workspace': { type: 'boolean' },
+} as const satisfies Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
+
+type Parsed = ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: typeof OPTIONS }>>;
+
+function parse(argv: readonly string[]): Parsed {
+  return parsePlain(argv) ?? parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: OPTIONS });
+}
+
+/**
+ * The common command line (`--format json "prompt"`) read directly: node:util's parseArgs costs
+ * its first call ~0.5 ms, before every `crystal run`'s first request (issue 22 item 4). Only
+ * long options of OPTIONS written `--name value` or `--flag`, and positionals, are read here, with
+ * parseArgs's result; anything else (`--name=value`, short options, `--`, an unknown option, a
+ * value that starts with `-`, a missing value) returns undefined and goes to parseArgs, which
+ * reads it or reports it in its own words. cli/test/run-options.test.ts compares the two.
+ */
+export function parsePlain(argv: readonly string[]): Parsed | undefined {
+  const values: Record<string, string | boolean | string[]> = Object.create(null);
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    if (!arg.startsWith('--') || arg === '--' || arg.includes('=')) return undefined;
+    const name = arg.slice(2);
+    if (!Object.hasOwn(OPTIONS, name)) return undefined;
+    const option: { type: 'string' | 'boolean'; multiple?: boolean } = OPTIONS[name as keyof typeof OPTIONS];
+    if (option.type === 'boolean') {
+      values[name] = true;
+      continue;
+    }
+    const value = argv[i + 1];
+    if (value === undefined || value.startsWith('-')) return undefined;
+    i++;
+    if (option.multiple) values[name] = [...((values[name] as string[] | undefined) ?? []), value];
+    else values[name] = value;
+  }
+  return { values, positionals } as unknown as Parsed;
 }
 
 /** `N` or `unlimited`; returns null for unlimited. */

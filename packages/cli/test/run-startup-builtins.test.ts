@@ -66,7 +66,7 @@ function builtinsProbe(): {
 const NETWORK_AND_PROCESS = ['tls', 'https', '_tls_wrap', 'zlib', 'child_process', 'dgram'];
 
 describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 item 4)', () => {
-  it("CLI-2 a turn that only talks to an http:// provider never loads node:tls, node:https, node:zlib, node:child_process, node:crypto, node:perf_hooks or Node's rimraf, nor node:fs/promises before its request", async () => {
+  it("CLI-2 a turn that only talks to an http:// provider never loads node:tls, node:https, node:zlib, node:child_process, node:crypto, node:perf_hooks or Node's rimraf, nor node:fs/promises or parseArgs before its request", async () => {
     const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
     cleanups.push(() => fake.close());
     const home = tempHome(fakeConfig(fake.baseUri));
@@ -87,6 +87,10 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     const beforeRequest = probe.beforeRequest();
     expect(beforeRequest).toContain('_http_client');
     expect(beforeRequest, 'node:fs/promises was loaded before the first request').not.toContain('internal/fs/promises');
+    // `--format json hi` is read without node:util's parseArgs (~0.5 ms at its first call).
+    expect(beforeRequest, "node:util's parseArgs was loaded before the first request").not.toContain(
+      'internal/util/parse_args/parse_args',
+    );
   }, 30_000);
 
   it('CLI-2 (issue 22) crystal run never reads the terminal bundle (dist/terminal.cjs), only the main bundle', async () => {
