@@ -101,11 +101,11 @@ const CHUNKS = [
     modules: ['hono', 'hono/cookie', 'hono/streaming', '@hono/node-server'],
   },
   {
-    // What some built-in tools import when first used (engine/src/tools/builtin: the diff of a
-    // write, glob filters, .gitignore rules); a turn without tools, and a terminal session before
-    // its first mention or approval, never does.
+    // What some built-in tools import when first used (engine/src/tools/builtin: the diff a write
+    // or an edit shows, glob filters); a turn without those tools never does. `ignore` (.gitignore
+    // rules) stays in the main bundle: the checkpoint of every tool batch walks the workspace with it.
     file: 'tools-vendor.cjs',
-    modules: ['diff', 'picomatch', 'ignore'],
+    modules: ['diff', 'picomatch'],
   },
 ];
 
