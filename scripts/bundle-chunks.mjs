@@ -127,12 +127,16 @@ function entryOf(chunk) {
   ].join('\n');
 }
 
+// The chunk's side of the seam: what the main bundle handed over, asked for once by each module
+// that imports it. A name the main bundle did not hand over is a build defect, not an undefined.
 const LINK = [
   'var table;',
   'export function link(shared) { table = shared; }',
   'export function get(file, name) {',
   "  if (table === undefined) throw new Error('a chunk ran before the main bundle linked it');",
-  '  return name === undefined ? table[file] : table[file][name];',
+  '  if (name === undefined) return table[file];',
+  "  if (!(name in table[file])) throw new Error('the main bundle did not hand ' + file + ' ' + name + ' over');",
+  '  return table[file][name];',
   '}',
 ].join('\n');
 
