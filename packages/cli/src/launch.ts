@@ -10,10 +10,10 @@
  * paints and takes keys, then runs the main bundle. The main bundle does not hold `@crystal/tui`:
  * its `require('./terminal.cjs')` gets the terminal bundle's exports (loaded already, or loaded
  * then, with its own cache), so there is one terminal module per process. The chunks next to it
- * are served the same way (`dist/mcp-sdk.cjs`, `dist/web-vendor.cjs`: third-party code `crystal
- * run` never runs, which would still cost every start its compile data; scripts/bundle.mjs): read
- * and compiled when the main bundle first requires one. Each bundle has its own cache file, named
- * for its own content hash.
+ * are served the same way (`dist/mcp-sdk.cjs`, `dist/web-vendor.cjs`, `dist/tools-vendor.cjs`:
+ * third-party code `crystal run` never runs, which in the main bundle would still cost every start
+ * its reading and compile data; scripts/bundle.mjs): each is read and compiled when the main
+ * bundle first requires it. Each bundle has its own cache file, named for its own content hash.
  *
  * - Node 22.1+ has a compile cache of its own (`module.enableCompileCache`): the bundle is
  *   required with it on, and nothing below runs.
@@ -296,8 +296,8 @@ function compileCached(file: string, { source, cachedData }: Read, options: Comp
   ) => void;
   const module = { exports: {} as unknown };
   const nodeRequire = createRequire(file);
-  // The main bundle's `@crystal/tui` is the terminal bundle, and its chunks are theirs, each compiled
-  // here with its own cache.
+  // The main bundle's `require('./terminal.cjs')` (its `@crystal/tui`) or of a chunk gets the one
+  // loaded instance of that file, compiled here with its own cache.
   const require = Object.assign((id: string) => {
     const name = servedName(id);
     return name === undefined ? nodeRequire(id) : served(name);
