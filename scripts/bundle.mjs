@@ -1,10 +1,12 @@
 // Bundles the CLI with esbuild: the main CommonJS bundle the bin compiles with V8's code cache
 // (launch.cjs), the terminal bundle a terminal session starts from (terminal.cjs: @crystal/tui and
-// the first frame's code), and `--version`/`--help` in a file of their own (fast-path.cjs).
+// the first frame's code), the chunks the main bundle reads when it first needs them (mcp-sdk.cjs,
+// web-vendor.cjs, tools-vendor.cjs), and `--version`/`--help` in a file of their own (fast-path.cjs).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
+import { buildChunk, holdings, servedFromFiles } from './bundle-chunks.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
@@ -72,30 +74,60 @@ await build({
 });
 assertAscii(`${outdir}/terminal.cjs`);
 
-// The main bundle does not hold @crystal/tui: it requires the terminal bundle next to it, which the
-// bin serves from the one loaded instance (packages/cli/src/launch.ts), so each terminal class and
-// its module state exist once per process.
-const tuiFromTerminalBundle = {
-  name: 'tui-from-terminal-bundle',
-  setup(b) {
-    b.onResolve({ filter: /^@crystal\/tui$/ }, () => ({ path: 'tui', namespace: 'terminal-bundle' }));
-    b.onLoad({ filter: /.*/, namespace: 'terminal-bundle' }, () => ({
-      contents: "module.exports = require('./terminal.cjs').tui;",
-      loader: 'js',
-    }));
-    b.onResolve({ filter: /^\.\/terminal\.cjs$/, namespace: 'terminal-bundle' }, () => ({
-      path: './terminal.cjs',
-      external: true,
-    }));
+// Chunks (issue 22): leaf third-party code that `crystal run` never initialises, each in a CommonJS
+// file of its own next to the main bundle. The bin compiles every bundle in full at each start (V8
+// keeps the scope data of every function of a bundle with its top level, run or not), so code that
+// a command never runs still costs it start-up time, about in proportion to its size. A chunk is
+// read and compiled, with its own code cache, when the main bundle first asks for one of its modules
+// (`modules`: the specifiers the main bundle imports, each behind an import() or in code that only
+// its command runs). A file a chunk shares with the main bundle (zod's core, eventsource-parser) is
+// not in the chunk: it is the main bundle's one instance, handed to the chunk when it is first
+// loaded, so each module and its state exist once per process.
+const CHUNKS = [
+  {
+    // The MCP SDK and what it alone uses (ajv, fast-uri, eventsource, cross-spawn, zod's classic API,
+    // ...): packages/mcp/src/connection.ts imports these with import() when a server connects.
+    file: 'mcp-sdk.cjs',
+    modules: [
+      '@modelcontextprotocol/sdk/client/index.js',
+      '@modelcontextprotocol/sdk/client/stdio.js',
+      '@modelcontextprotocol/sdk/client/streamableHttp.js',
+      '@modelcontextprotocol/sdk/client/sse.js',
+    ],
   },
-};
+  {
+    // hono and its Node server, for `crystal web` alone (packages/web/src/host.ts, security.ts).
+    file: 'web-vendor.cjs',
+    modules: ['hono', 'hono/cookie', 'hono/streaming', '@hono/node-server'],
+  },
+  {
+    // What some built-in tools import when first used (engine/src/tools/builtin: the diff a write
+    // or an edit shows, glob filters); a turn without those tools never does. `ignore` (.gitignore
+    // rules) stays in the main bundle: the checkpoint of every tool batch walks the workspace with it.
+    file: 'tools-vendor.cjs',
+    modules: ['diff', 'picomatch'],
+  },
+];
+
+// What the main bundle's require() of a file next to it is served: the terminal bundle's `tui`
+// export for @crystal/tui, and a chunk's module for each of its specifiers.
+const served = [
+  { file: 'terminal.cjs', modules: { '@crystal/tui': '.tui' } },
+  ...CHUNKS.map(({ file, modules }) => ({
+    file,
+    modules: Object.fromEntries(modules.map((m) => [m, `.load(${JSON.stringify(m)})`])),
+  })),
+];
 
 // One CommonJS file, compiled with V8's code cache by the bin (packages/cli/src/launch.ts; issue 22
 // item 4). Modules imported with import() still run only when first imported: esbuild wraps each
-// lazily imported module, so `run` evaluates no terminal or Web code.
-await build({
+// lazily imported module, so `run` evaluates no terminal or Web code. It holds neither @crystal/tui
+// nor the chunks' modules: each is `require('./<file>')`, served by the bin from the one loaded
+// instance of that file (scripts/bundle-chunks.mjs).
+const mainOptions = {
   entryPoints: [`${root}packages/cli/src/main.ts`],
   outfile: `${outdir}/crystal.cjs`,
+  absWorkingDir: root.slice(0, -1),
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -111,7 +143,6 @@ await build({
   },
   banner: { js: WRAPPED.banner },
   footer: { js: WRAPPED.footer },
-  plugins: [tuiFromTerminalBundle],
   // Native addons stay outside the bundle and load from node_modules when first used.
   external: ['sharp'],
   // jsonc-parser's `main` is a UMD build that require()s its parts at run time; bundle its ESM build,
@@ -120,9 +151,52 @@ await build({
   // third of a young-generation GC at every start; issue 22 item 4). Importing anything else from
   // 'jsonc-parser' fails the build with "No matching export": point this at main.js again then.
   alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/impl/parser.js' },
+  metafile: true,
+  logLevel: 'warning',
+};
+// The chunks are built against the files the main bundle holds (a build not written), then the main
+// bundle with what they take over from it. Handing an export over keeps it alive in the main bundle,
+// with what it uses: should that be a file a chunk holds, the chunks are built again against it.
+const chunkOptions = (chunk) => ({
+  outfile: `${outdir}/${chunk.file}`,
+  absWorkingDir: root.slice(0, -1),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  sourcemap: 'linked',
+  conditions: ['source'],
+  define: { 'import.meta.url': '__crystalBundle.url' },
+  banner: { js: WRAPPED.banner },
+  footer: { js: WRAPPED.footer },
   logLevel: 'warning',
 });
-assertAscii(`${outdir}/crystal.cjs`);
+let main = holdings(
+  (await build({ ...mainOptions, write: false, minify: false, sourcemap: false, plugins: [servedFromFiles(root, served)] }))
+    .metafile,
+);
+for (;;) {
+  const links = new Map();
+  const inChunks = new Map();
+  for (const chunk of CHUNKS) {
+    const built = await buildChunk(root, chunk, main, chunkOptions(chunk));
+    assertAscii(`${outdir}/${chunk.file}`);
+    links.set(chunk.file, built.links);
+    // Each file is in one chunk at most.
+    for (const file of built.files) {
+      if (inChunks.has(file)) throw new Error(`${file} is in both ${inChunks.get(file)} and ${chunk.file}`);
+      inChunks.set(file, chunk.file);
+    }
+  }
+  const { metafile } = await build({ ...mainOptions, plugins: [servedFromFiles(root, served, links)] });
+  assertAscii(`${outdir}/crystal.cjs`);
+  const now = holdings(metafile);
+  const twice = [...now.files].filter((file) => inChunks.has(file));
+  if (twice.length === 0) break;
+  if (twice.every((file) => main.files.has(file))) throw new Error(`${twice.join(', ')}: in the main bundle and a chunk`);
+  main = { files: new Set([...main.files, ...now.files]), formats: now.formats };
+}
 await build({
   entryPoints: [`${root}packages/cli/src/launch.ts`],
   outfile: `${outdir}/launch.cjs`,
@@ -133,7 +207,10 @@ await build({
   minify: true,
   define: {
     CRYSTAL_BUNDLE_HASH: JSON.stringify(hashOf(`${outdir}/crystal.cjs`)),
-    CRYSTAL_TERMINAL_HASH: JSON.stringify(hashOf(`${outdir}/terminal.cjs`)),
+    // The files next to the main bundle that its require() is served from, each with its own cache.
+    CRYSTAL_CHUNK_HASHES: JSON.stringify(
+      Object.fromEntries(['terminal.cjs', ...CHUNKS.map((c) => c.file)].map((file) => [file, hashOf(`${outdir}/${file}`)])),
+    ),
   },
   logLevel: 'warning',
 });

@@ -9,8 +9,11 @@
  * (packages/cli/src/terminal-entry.ts): `@crystal/tui` and the first frame's code alone, which
  * paints and takes keys, then runs the main bundle. The main bundle does not hold `@crystal/tui`:
  * its `require('./terminal.cjs')` gets the terminal bundle's exports (loaded already, or loaded
- * then, with its own cache), so there is one terminal module per process. Each bundle has its
- * own cache file, named for its own content hash.
+ * then, with its own cache), so there is one terminal module per process. The chunks next to it
+ * are served the same way (`dist/mcp-sdk.cjs`, `dist/web-vendor.cjs`, `dist/tools-vendor.cjs`:
+ * third-party code `crystal run` never runs, which in the main bundle would still cost every start
+ * its reading and compile data; scripts/bundle.mjs): each is read and compiled when the main
+ * bundle first requires it. Each bundle has its own cache file, named for its own content hash.
  *
  * - Node 22.1+ has a compile cache of its own (`module.enableCompileCache`): the bundle is
  *   required with it on, and nothing below runs.
@@ -46,10 +49,17 @@ import { dirname, join } from 'node:path';
 import { constants as vmConstants, Script } from 'node:vm';
 
 declare const CRYSTAL_BUNDLE_HASH: string;
-declare const CRYSTAL_TERMINAL_HASH: string;
+/** The files next to the main bundle that its `require('./<name>')` is served (terminal.cjs, the chunks), each with its content hash. */
+declare const CRYSTAL_CHUNK_HASHES: Readonly<Record<string, string>>;
 
 /** The terminal bundle, next to the main one (packages/cli/src/terminal-entry.ts). */
 export const TERMINAL_BUNDLE = 'terminal.cjs';
+
+/** The file next to the bundle that `require(id)` names (`./terminal.cjs`, `./mcp-sdk.cjs`), if it is one. */
+function servedName(id: string): string | undefined {
+  const name = id.startsWith('./') ? id.slice(2) : undefined;
+  return name !== undefined && Object.hasOwn(CRYSTAL_CHUNK_HASHES, name) ? name : undefined;
+}
 
 /** The cache file's kind: commands compile different functions, so each kind keeps its own. */
 export function cacheKindOf(argv: readonly string[]): string {
@@ -170,23 +180,23 @@ function onTerminal(from: string): boolean {
 export function launch(bundle: string, argv: readonly string[]): void {
   // Which build the main bundle is (its content hash), for what the bundle keeps between starts (build.ts).
   (globalThis as Record<symbol, unknown>)[Symbol.for('crystal.build')] = CRYSTAL_BUNDLE_HASH;
-  const terminalFile = join(dirname(bundle), TERMINAL_BUNDLE);
   const load = loader(argv);
-  let terminal: unknown;
-  // The main bundle's `require('./terminal.cjs')` (its `@crystal/tui`): the one instance, loaded once.
-  const loadTerminal = (): unknown => {
-    terminal ??= load.now(terminalFile, CRYSTAL_TERMINAL_HASH, undefined);
-    return terminal;
+  const loaded = new Map<string, unknown>();
+  // A bundle's `require('./terminal.cjs')` (the main bundle's `@crystal/tui`) or of a chunk: the one
+  // instance of that file, read and compiled with its own cache when first required.
+  const served = (name: string): unknown => {
+    if (!loaded.has(name)) loaded.set(name, load.now(join(dirname(bundle), name), CRYSTAL_CHUNK_HASHES[name] as string, served));
+    return loaded.get(name);
   };
   if (cacheKindOf(argv) === 'tui' && onTerminal(bundle)) {
     // After the first frame the main bundle is read off the main thread, so a key typed then is
     // echoed at once; its compile that follows is one synchronous block (a key then waits for it).
-    (loadTerminal() as TerminalBundle).startTerminal(argv, async (flush) => {
+    (served(TERMINAL_BUNDLE) as TerminalBundle).startTerminal(argv, async (flush) => {
       const read = await load.read(bundle, CRYSTAL_BUNDLE_HASH);
       await flush();
-      load.run(bundle, CRYSTAL_BUNDLE_HASH, loadTerminal, read);
+      load.run(bundle, CRYSTAL_BUNDLE_HASH, served, read);
     });
-  } else load.now(bundle, CRYSTAL_BUNDLE_HASH, loadTerminal);
+  } else load.now(bundle, CRYSTAL_BUNDLE_HASH, served);
 }
 
 /** A bundle's source and code cache, read. */
@@ -195,13 +205,16 @@ interface Read {
   readonly cachedData: Buffer | undefined;
 }
 
+/** The exports of the file next to the bundle that its `require('./<name>')` names (`servedName`). */
+type Served = (name: string) => unknown;
+
 interface Loader {
   /** Reads, compiles and runs the bundle at `file`; returns its exports. */
-  now(file: string, hash: string, terminal: (() => unknown) | undefined): unknown;
+  now(file: string, hash: string, served: Served): unknown;
   /** Reads the bundle at `file` (and its cache) off the main thread. */
   read(file: string, hash: string): Promise<Read | undefined>;
   /** Compiles and runs what `read` read (from source when it read nothing). */
-  run(file: string, hash: string, terminal: (() => unknown) | undefined, read: Read | undefined): unknown;
+  run(file: string, hash: string, served: Served, read: Read | undefined): unknown;
 }
 
 /** How this Node loads a bundle: with its own compile cache, with ours, or from source. */
@@ -211,7 +224,7 @@ function loader(argv: readonly string[]): Loader {
   // The bundle's own import() (a plugin file, sharp) must reach Node's loader from a vm.Script;
   // Node 20 has the constant for that from 20.12 (a function there needs a flag). Before it, and
   // on Node 22.1+ (its own cache), the bundle is required (and its require of the terminal
-  // bundle is Node's, which loads it once).
+  // bundle or a chunk is Node's, which loads each once).
   const mainLoader = (vmConstants as unknown as { USE_MAIN_CONTEXT_DEFAULT_LOADER?: symbol } | undefined)
     ?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
   if (typeof nodeModule.enableCompileCache === 'function' || mainLoader === undefined || dir === undefined) {
@@ -223,21 +236,21 @@ function loader(argv: readonly string[]): Loader {
   // of a plugin file or of sharp goes through this module's (packages/core/src/import-outside.ts).
   (globalThis as Record<symbol, unknown>)[Symbol.for('crystal.importOutside')] = (specifier: string) => import(specifier);
   const tail = `-${process.version}-${process.arch}-`;
-  // Both bundles' cache files are this build's; any other is removed when one is written.
-  const keep = [CRYSTAL_BUNDLE_HASH, CRYSTAL_TERMINAL_HASH].map((hash) => `${hash}${tail}`);
+  // Every bundle's cache files are this build's; any other is removed when one is written.
+  const keep = [CRYSTAL_BUNDLE_HASH, ...Object.values(CRYSTAL_CHUNK_HASHES)].map((hash) => `${hash}${tail}`);
   const kind = cacheKindOf(argv);
   const cacheFile = (hash: string): string => join(dir, `${hash}${tail}${kind}.v8`);
   // The bundles are pure ASCII (scripts/bundle.mjs refuses a non-ASCII byte), so latin1 reads the
   // same text without UTF-8 validation: ~1 ms less per start (issue 22 item 4).
-  const run = (file: string, hash: string, terminal: (() => unknown) | undefined, read: Read | undefined): unknown =>
+  const run = (file: string, hash: string, served: Served, read: Read | undefined): unknown =>
     compileCached(file, read ?? { cachedData: readCache(cacheFile(hash)), source: readFileSync(file, 'latin1') }, {
       cacheFile: cacheFile(hash),
       keep,
       mainLoader,
-      terminal,
+      served,
     });
   return {
-    now: (file, hash, terminal) => run(file, hash, terminal, undefined),
+    now: (file, hash, served) => run(file, hash, served, undefined),
     read: async (file, hash) => {
       const [source, cachedData] = await Promise.all([
         fsPromises(file).readFile(file, 'latin1'),
@@ -253,13 +266,13 @@ interface CompileOptions {
   readonly cacheFile: string;
   readonly keep: readonly string[];
   readonly mainLoader: symbol;
-  /** The main bundle's `require('./terminal.cjs')`. */
-  readonly terminal: (() => unknown) | undefined;
+  /** The bundle's `require('./terminal.cjs')` and `require('./<chunk>.cjs')`. */
+  readonly served: Served;
 }
 
 /** Compiles and runs the CommonJS file at `file` from `read`; returns its exports. */
 function compileCached(file: string, { source, cachedData }: Read, options: CompileOptions): unknown {
-  const { cacheFile, keep, terminal } = options;
+  const { cacheFile, keep, served } = options;
   // The file is the wrapper function already (scripts/bundle.mjs): its text is compiled as read.
   const script = new Script(source, {
     filename: file,
@@ -285,14 +298,12 @@ function compileCached(file: string, { source, cachedData }: Read, options: Comp
   ) => void;
   const module = { exports: {} as unknown };
   const nodeRequire = createRequire(file);
-  // The main bundle's `@crystal/tui` is the terminal bundle, compiled here with its own cache.
-  const require =
-    terminal === undefined
-      ? nodeRequire
-      : (Object.assign(
-          (id: string) => (id === `./${TERMINAL_BUNDLE}` ? terminal() : nodeRequire(id)),
-          nodeRequire,
-        ) as NodeJS.Require);
+  // The main bundle's `require('./terminal.cjs')` (its `@crystal/tui`) or of a chunk gets the one
+  // loaded instance of that file, compiled here with its own cache.
+  const require = Object.assign((id: string) => {
+    const name = servedName(id);
+    return name === undefined ? nodeRequire(id) : served(name);
+  }, nodeRequire) as NodeJS.Require;
   wrapper.call(module.exports, module.exports, require, module, file, dirname(file));
   return module.exports;
 }

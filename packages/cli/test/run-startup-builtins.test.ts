@@ -5,10 +5,17 @@
  * node:child_process before any command, node:crypto to name a temp file. A preloaded probe
  * writes `process.moduleLoadList` (every built-in Node loaded) when the process exits.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { FakeProvider, fakeConfig, runCrystal, tempDir, tempHome } from '@crystal/testkit';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { crystalBin, FakeProvider, fakeConfig, runCrystal, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
+
+const dist = join(crystalBin, '../../dist');
+/** The chunks next to the main bundle (scripts/bundle.mjs): third-party code a plain turn never runs. */
+const CHUNKS = ['mcp-sdk.cjs', 'web-vendor.cjs', 'tools-vendor.cjs'];
+const everythingRoot = dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json'));
+const EVERYTHING = { command: process.execPath, args: [join(everythingRoot, 'dist', 'index.js'), 'stdio'], trust: true };
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -93,7 +100,9 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     );
   }, 30_000);
 
-  it('CLI-2 (issue 22) crystal run never reads the terminal bundle (dist/terminal.cjs), only the main bundle', async () => {
+  it("CLI-2 (issue 22) crystal run reads only the main bundle: never the terminal bundle (dist/terminal.cjs) nor a chunk next to it (the MCP SDK, hono, the tools' libraries)", async () => {
+    // The third-party code a plain turn never runs is in chunks of its own, not in the main bundle.
+    for (const chunk of CHUNKS) expect(existsSync(join(dist, chunk)), `dist/${chunk}`).toBe(true);
     const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
     cleanups.push(() => fake.close());
     const home = tempHome(fakeConfig(fake.baseUri));
@@ -102,9 +111,40 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: probe.env });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'done' });
-    // The probe sees the bundles read: the main bundle was, once; the terminal bundle never.
+    // The probe sees the bundles read: the main bundle was, once; the terminal bundle and the chunks never.
     expect(probe.bundles().filter((name) => name !== 'fast-path.cjs' && name !== 'launch.cjs')).toEqual(['crystal.cjs']);
   }, 30_000);
+
+  for (const cache of ['on', 'off'] as const) {
+    it(`CLI-2 MCP-3 (issue 22, code cache ${cache}${cache === 'off' ? ": Node's own require, as on Node 22" : ''}) crystal run with an MCP server reads the MCP SDK chunk (dist/mcp-sdk.cjs) once, no other, and the server's tool works`, async () => {
+      const fake = await FakeProvider.start({
+        replies: [
+          { toolCalls: [{ id: 'e', name: 'mcp__everything__echo', arguments: { message: 'from the chunk' } }] },
+          { text: 'echoed' },
+        ],
+        whenExhausted: 'error',
+      });
+      cleanups.push(() => fake.close());
+      const home = tempHome(fakeConfig(fake.baseUri, { mcpServers: { everything: EVERYTHING } }));
+      cleanups.push(() => home.dispose());
+      const probe = builtinsProbe();
+      const env = { ...probe.env, CRYSTAL_COMPILE_CACHE: cache === 'off' ? 'off' : join(tempDir('crystal-cc-'), 'compile') };
+      const result = await runCrystal(['run', '--format', 'json', 'use the MCP tool'], { home: home.path, env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'echoed' });
+      // The tool was offered with its schema (the SDK's zod and ajv ran) and called.
+      const tools = (fake.requests[0]?.body as { tools: { function: { name: string; parameters: unknown } }[] }).tools;
+      expect(tools.find((t) => t.function.name === 'mcp__everything__echo')?.function.parameters).toMatchObject({
+        type: 'object',
+        properties: { message: { type: 'string' } },
+      });
+      expect(JSON.stringify(fake.requests[1]?.body)).toContain('Echo: from the chunk');
+      expect(probe.bundles().filter((name) => name !== 'fast-path.cjs' && name !== 'launch.cjs')).toEqual([
+        'crystal.cjs',
+        'mcp-sdk.cjs',
+      ]);
+    }, 30_000);
+  }
 
   it('CLI-2 a second turn of the session (a context to record) still loads no node:tls, node:https, node:zlib or node:child_process', async () => {
     const fake = await FakeProvider.start({ replies: [{ text: 'first' }, { text: 'second' }] });
@@ -131,6 +171,42 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     expect(turns[1]?.context).toMatch(/^[0-9a-f]{64}$/);
     expect(turns[1]?.context).not.toBe(turns[0]?.context);
   }, 30_000);
+
+  for (const cache of ['on', 'off'] as const) {
+    it(`CLI-2 (issue 22, code cache ${cache}) a turn that writes and lists files reads the tools' chunk (dist/tools-vendor.cjs: diff, picomatch) once, then, and the tools work`, async () => {
+      const fake = await FakeProvider.start({
+        replies: [
+          { toolCalls: [{ id: 'w', name: 'write', arguments: { path: 'notes/a.md', contents: 'one\n' } }] },
+          { toolCalls: [{ id: 'g', name: 'glob', arguments: { pattern: '**/*.md' } }] },
+          { text: 'listed' },
+        ],
+        whenExhausted: 'error',
+      });
+      cleanups.push(() => fake.close());
+      const home = tempHome(fakeConfig(fake.baseUri));
+      cleanups.push(() => home.dispose());
+      const cwd = tempDir('crystal-ws-');
+      writeFileSync(join(cwd, '.gitignore'), 'ignored.md\n');
+      writeFileSync(join(cwd, 'ignored.md'), 'hidden\n');
+      const probe = builtinsProbe();
+      const env = { ...probe.env, CRYSTAL_COMPILE_CACHE: cache === 'off' ? 'off' : join(tempDir('crystal-cc-'), 'compile') };
+      const result = await runCrystal(['run', '--approval', 'full', '--format', 'json', 'write and list'], {
+        home: home.path,
+        cwd,
+        env,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'listed' });
+      expect(readFileSync(join(cwd, 'notes/a.md'), 'utf8')).toBe('one\n');
+      const listed = JSON.stringify(fake.requests[2]?.body);
+      expect(listed).toContain('notes/a.md');
+      expect(listed).not.toContain('ignored.md');
+      expect(probe.bundles().filter((name) => name !== 'fast-path.cjs' && name !== 'launch.cjs')).toEqual([
+        'crystal.cjs',
+        'tools-vendor.cjs',
+      ]);
+    }, 30_000);
+  }
 
   it('CLI-2 a turn that runs a command loads node:child_process then (the lazy load still runs bash)', async () => {
     const fake = await FakeProvider.start({

@@ -64,8 +64,10 @@ describe('install (SETUP-1)', () => {
     expect(files).toContain('bin/crystal.js');
     expect(files).toContain('dist/crystal.cjs');
     expect(files).toContain('dist/launch.cjs');
-    // Issue 22: the terminal session starts from its own bundle.
+    // Issue 22: the terminal session starts from its own bundle, and the third-party code `crystal
+    // run` never runs is in chunks next to the main bundle.
     expect(files).toContain('dist/terminal.cjs');
+    for (const chunk of ['mcp-sdk.cjs', 'web-vendor.cjs', 'tools-vendor.cjs']) expect(files).toContain(`dist/${chunk}`);
     expect(files).toContain('dist/app/index.html');
     expect(files.filter((f) => /(^|\/)(test|src)\/|\.test\.|\.map$|tsconfig/.test(f))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(repoRoot, 'packages/cli/package.json'), 'utf8'));
@@ -104,7 +106,14 @@ describe('install (SETUP-1)', () => {
     });
     expect(sharp.stdout.trim()).toBe('function');
 
-    fake = await FakeProvider.start({ replies: [{ text: 'installed and running' }], requireKey: 'sk-installed' });
+    fake = await FakeProvider.start({
+      replies: [
+        { text: 'installed and running' },
+        { toolCalls: [{ id: 'w', name: 'write', arguments: { path: 'notes.md', contents: 'from the install\n' } }] },
+        { text: 'wrote it' },
+      ],
+      requireKey: 'sk-installed',
+    });
     home.writeConfig({
       provider: 'fake',
       model: 'fake-model',
@@ -121,6 +130,11 @@ describe('install (SETUP-1)', () => {
     expect(turn.code).toBe(0);
     expect(turn.stdout).toContain('installed and running');
     expect(fake.requests.at(-1)?.headers.authorization).toBe('Bearer sk-installed');
+    // A write shows its diff, from the packed tools' chunk (dist/tools-vendor.cjs).
+    const write = await crystal(bin, ['run', '--approval', 'full', 'write it'], home.path);
+    expect(write.stderr).toBe('');
+    expect(write.stdout).toContain('wrote it');
+    expect(JSON.stringify(fake.requests.at(-1)?.body)).toMatch(/Created notes\.md[^"]*\\n[^"]*\+from the install/);
 
     // Issue 22: on a terminal the installed copy paints from its terminal bundle and takes keys.
     const session = PtySession.start({ bin, home: home.path });

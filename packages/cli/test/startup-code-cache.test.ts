@@ -8,13 +8,16 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { crystalBin, FakeProvider, fakeConfig, runCrystal, tempDir, tempHome } from '@crystal/testkit';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { crystalBin, FakeProvider, fakeConfig, repoRoot, runCrystal, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Scenario, scenario } from './pty-harness.js';
 
 const bundle = join(crystalBin, '../../dist/crystal.cjs');
 const terminalBundle = join(crystalBin, '../../dist/terminal.cjs');
+const sdkChunk = join(crystalBin, '../../dist/mcp-sdk.cjs');
+const everythingRoot = dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json'));
 
 /** `crystal sessions` in an empty Home: it loads and runs the bundle (kind "other") and succeeds. */
 async function start(env: Record<string, string | undefined>, home?: string) {
@@ -144,10 +147,13 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
     }
   });
 
-  it('issue 22 item 4 the bundle is pure ASCII, so Node holds its source as a one-byte string (a non-ASCII byte doubles it)', () => {
-    const bytes = readFileSync(bundle);
-    const at = bytes.findIndex((b) => b > 0x7f);
-    expect(at === -1 ? 'ascii' : bytes.subarray(Math.max(0, at - 40), at + 10).toString('utf8')).toBe('ascii');
+  it('issue 22 item 4 the bundle (and each bundle and chunk next to it) is pure ASCII, so Node holds its source as a one-byte string (a non-ASCII byte doubles it)', () => {
+    const dist = join(crystalBin, '../../dist');
+    for (const name of readdirSync(dist).filter((f) => f.endsWith('.cjs'))) {
+      const bytes = readFileSync(join(dist, name));
+      const at = bytes.findIndex((b) => b > 0x7f);
+      expect(at === -1 ? 'ascii' : bytes.subarray(Math.max(0, at - 40), at + 10).toString('utf8'), name).toBe('ascii');
+    }
   });
 
   it('issue 22 item 4 a cache folder that cannot be made (a file in its place) costs nothing but the cache', async () => {
@@ -158,11 +164,150 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
   });
 });
 
-/** The cache file name of `file` for a terminal session: its own content hash, this Node, kind "tui". */
-function tuiCacheName(file: string): string {
+/** The cache file name of `file` for a kind of command: its own content hash, this Node, the kind. */
+function cacheName(file: string, kind: string): string {
   const hash = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
-  return `${hash}-${process.version}-${process.arch}-tui.v8`;
+  return `${hash}-${process.version}-${process.arch}-${kind}.v8`;
 }
+
+/** The cache file name of `file` for a terminal session. */
+const tuiCacheName = (file: string): string => cacheName(file, 'tui');
+
+/** `crystal run` with server-everything configured (its SDK chunk loads when the server connects) and the cache in `dir`. */
+async function mcpRun(dir: string) {
+  const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
+  const everything = { command: process.execPath, args: [join(everythingRoot, 'dist', 'index.js'), 'stdio'] };
+  const home = tempHome(fakeConfig(fake.baseUri, { mcpServers: { everything } }));
+  try {
+    const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
+    // The server was up and its tools offered: the chunk ran.
+    const tools = (fake.requests[0]?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? [];
+    return { ...result, offered: tools.some((t) => t.function.name === 'mcp__everything__echo') };
+  } finally {
+    await fake.close();
+    home.dispose();
+  }
+}
+
+/** The source files a bundle holds, from its source map (paths relative to the repository). */
+function sourcesOf(file: string): string[] {
+  const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+  return map.sources.filter((source) => !source.includes(':')).map((source) => relative(repoRoot, join(dirname(file), source)));
+}
+
+describe('issue 22: the chunks next to the main bundle, each with its own cache', () => {
+  it("CLI-2 (issue 22) each third-party module is in one bundle only: the MCP SDK, ajv, hono, diff and picomatch are in their chunks and not in the main bundle; what a chunk shares with it (zod's core, eventsource-parser) is the main bundle's alone", () => {
+    const dist = join(crystalBin, '../../dist');
+    const main = new Set(sourcesOf(bundle));
+    const chunks = Object.fromEntries(
+      ['mcp-sdk.cjs', 'web-vendor.cjs', 'tools-vendor.cjs'].map((name) => [name, sourcesOf(join(dist, name))]),
+    );
+    const held = (sources: Iterable<string>, pkg: string) =>
+      [...sources].some((source) => source.startsWith(`node_modules/${pkg}/`));
+    for (const [name, packages] of Object.entries({
+      'mcp-sdk.cjs': ['@modelcontextprotocol/sdk', 'ajv', 'fast-uri', 'ajv-formats', 'eventsource', 'cross-spawn'],
+      'web-vendor.cjs': ['hono', '@hono/node-server'],
+      'tools-vendor.cjs': ['diff', 'picomatch'],
+    })) {
+      for (const pkg of packages) {
+        expect(held(chunks[name] as string[], pkg), `${pkg} in ${name}`).toBe(true);
+        expect(held(main, pkg), `${pkg} in crystal.cjs`).toBe(false);
+      }
+    }
+    // No file is in two of them.
+    const seen = new Map<string, string>([...main].map((source) => [source, 'crystal.cjs']));
+    for (const [name, sources] of Object.entries(chunks)) {
+      for (const source of sources) {
+        expect(seen.get(source), `${source} in ${name}`).toBeUndefined();
+        seen.set(source, name);
+      }
+    }
+    // The SDK's zod API is in its chunk; zod's core, which the engine uses too, is the main bundle's.
+    const sdk = chunks['mcp-sdk.cjs'] as string[];
+    expect(sdk.some((source) => source.startsWith('node_modules/zod/v4/classic/'))).toBe(true);
+    for (const core of ['core.js', 'schemas.js', 'registries.js']) {
+      expect(main.has(`node_modules/zod/v4/core/${core}`), core).toBe(true);
+      expect(sdk, core).not.toContain(`node_modules/zod/v4/core/${core}`);
+    }
+    // eventsource-parser's parser is the providers' (main bundle); its stream wrapper, the SDK's alone.
+    expect(main.has('node_modules/eventsource-parser/src/parse.ts')).toBe(true);
+    expect(sdk).not.toContain('node_modules/eventsource-parser/src/parse.ts');
+  });
+
+  it("CLI-2 MCP-3 (issue 22) crystal run with an MCP server writes a private cache file for the SDK chunk (dist/mcp-sdk.cjs), named for the chunk's own content hash, beside the main bundle's; the next run reads both; another build's file is removed", async () => {
+    const dir = join(tempDir('crystal-cc-'), 'compile');
+    const first = await mcpRun(dir);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.offered).toBe(true);
+    const main = cacheName(bundle, 'run');
+    const chunk = cacheName(sdkChunk, 'run');
+    expect(chunk).not.toBe(main);
+    expect(cacheFiles(dir).sort()).toEqual([main, chunk].sort());
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    for (const name of [main, chunk]) expect(statSync(join(dir, name)).mode & 0o777).toBe(0o600);
+    const kept = statSync(join(dir, main));
+    // The chunk's file is gone and another build's is there: the next run writes the chunk's again,
+    // removes the other build's, and leaves the main bundle's as it was (V8 took it).
+    rmSync(join(dir, chunk));
+    const stale = `0123456789abcdef-${process.version}-${process.arch}-run.v8`;
+    writeFileSync(join(dir, stale), 'another build', { mode: 0o600 });
+    const second = await mcpRun(dir);
+    expect(second.code, second.stderr).toBe(0);
+    expect(cacheFiles(dir).sort()).toEqual([main, chunk].sort());
+    expect(statSync(join(dir, main)).ino).toBe(kept.ino);
+    expect(statSync(join(dir, main)).mtimeMs).toBe(kept.mtimeMs);
+    // Both are read and accepted: a third run rewrites neither.
+    const written = statSync(join(dir, chunk));
+    const third = await mcpRun(dir);
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.offered).toBe(true);
+    expect(statSync(join(dir, chunk)).ino).toBe(written.ino);
+    expect(statSync(join(dir, chunk)).mtimeMs).toBe(written.mtimeMs);
+    // A plain turn (no server) reads no chunk and writes no file for one.
+    const plain = join(tempDir('crystal-cc-'), 'compile');
+    const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
+    const home = tempHome(fakeConfig(fake.baseUri));
+    try {
+      const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: plain } });
+      expect(result.code, result.stderr).toBe(0);
+    } finally {
+      await fake.close();
+      home.dispose();
+    }
+    expect(cacheFiles(plain)).toEqual([main]);
+  }, 60_000);
+
+  it('CLI-2 MCP-3 (issue 22) a planted cache of the SDK chunk is never read from a folder others can write, nor from a file others can write (in our own folder it would run)', async () => {
+    const name = cacheName(sdkChunk, 'run');
+    // The hazard is real for a chunk too: in a folder only we can write, the planted code runs
+    // when the server connects.
+    const ours = join(tempDir('crystal-cc-'), 'compile');
+    mkdirSync(ours, { mode: 0o700 });
+    plantEvilCache(join(ours, name), 'PLANTED', sdkChunk);
+    const ran = await mcpRun(ours);
+    expect(ran.stdout).toBe('PLANTED');
+
+    const shared = join(tempDir('crystal-cc-'), 'compile');
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    plantEvilCache(join(shared, name), 'PLANTED', sdkChunk);
+    const planted = readFileSync(join(shared, name));
+    const safe = await mcpRun(shared);
+    expect(safe.code, safe.stderr).toBe(0);
+    expect(safe.stdout).not.toContain('PLANTED');
+    expect(safe.offered).toBe(true);
+    // Not read, and not written either (the folder is not ours alone).
+    expect(readFileSync(join(shared, name)).equals(planted)).toBe(true);
+
+    const folder = join(tempDir('crystal-cc-'), 'compile');
+    mkdirSync(folder, { mode: 0o700 });
+    plantEvilCache(join(folder, name), 'PLANTED', sdkChunk);
+    chmodSync(join(folder, name), 0o666);
+    const file = await mcpRun(folder);
+    expect(file.code, file.stderr).toBe(0);
+    expect(file.stdout).not.toContain('PLANTED');
+  }, 60_000);
+});
 
 let current: Scenario | undefined;
 afterEach(async () => {

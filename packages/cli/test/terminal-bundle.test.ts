@@ -7,12 +7,13 @@
  * is typed before the main bundle exists in the process.
  */
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { crystalBin, tempDir } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PtySession, type Scenario, scenario, userTexts } from './pty-harness.js';
 
-/** A preload that logs the bundles read (in order) and holds the main bundle's read until `release()`. */
+/** A preload that logs the bundles and chunks read (in order) and holds the main bundle's read until `release()`. */
 function bundleProbe(hold: boolean): {
   env: Record<string, string>;
   reads: () => string[];
@@ -30,7 +31,8 @@ function bundleProbe(hold: boolean): {
     `
 const fs = require('node:fs');
 const fsp = require('node:fs/promises');
-const bundle = (file) => typeof file === 'string' && /dist\\/(crystal|terminal)\\.cjs$/.test(file) ? file.slice(-12).replace('/', '') : undefined;
+// Every bundle and chunk in dist/ but the bin's own two files (launch.cjs, fast-path.cjs).
+const bundle = (file) => { const name = typeof file === 'string' ? /\\/dist\\/([\\w-]+\\.cjs)$/.exec(file)?.[1] : undefined; return name === 'launch.cjs' || name === 'fast-path.cjs' ? undefined : name; };
 const readFileSync = fs.readFileSync;
 fs.readFileSync = function (file, ...rest) {
   const name = bundle(file);
@@ -146,6 +148,40 @@ describe('issue 22: the terminal starts from its own small bundle', () => {
     expect(session.bufferLines().filter((l) => l.includes('Working in'))).toHaveLength(1);
     expect(userTexts(fake).filter((t) => t.length > 0)).toEqual([['no cache']]);
   });
+
+  for (const cache of ['on', 'off'] as const) {
+    it(`TUI-2 MCP-3 (issue 22, code cache ${cache}) a terminal session with an MCP server reads the terminal bundle, the main bundle and then the SDK chunk (dist/mcp-sdk.cjs), each once, and the server's tool answers`, async () => {
+      const everything = join(
+        dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
+        'dist',
+        'index.js',
+      );
+      const probe = bundleProbe(false);
+      current = await scenario({
+        replies: [
+          { toolCalls: [{ id: 'e', name: 'mcp__everything__echo', arguments: { message: 'from the chunk' } }] },
+          { text: 'The echo came back.' },
+        ],
+        config: { mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'], trust: true } } },
+        env: { ...probe.env, ...(cache === 'off' ? { CRYSTAL_COMPILE_CACHE: 'off' } : {}) },
+      });
+      const { session, fake } = current;
+      await session.waitFor('Type a message');
+      // The server comes up in the background; /mcp says when.
+      let screen = '';
+      for (let i = 0; i < 60 && !/everything {2}ready/.test(screen); i++) {
+        await session.type('/mcp');
+        session.write('\r');
+        screen = await session.waitFor(/everything {2}ready/, 1000).catch(() => screen);
+      }
+      expect(screen).toMatch(/everything {2}ready {2}stdio/);
+      await session.type('echo it');
+      session.write('\r');
+      await session.waitFor('The echo came back.');
+      expect(JSON.stringify(fake.requests[1]?.body)).toContain('Echo: from the chunk');
+      expect(probe.reads()).toEqual(['terminal.cjs', 'crystal.cjs', 'mcp-sdk.cjs']);
+    });
+  }
 
   it('CLI-1 (issue 22) a main bundle that cannot be compiled (a broken install) gives the terminal back before its message, exit 1', async () => {
     // A copy of the bin and its bundles whose main bundle is damaged.
