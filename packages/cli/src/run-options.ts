@@ -93,7 +93,7 @@ export function parseRunOptions(argv: readonly string[]): RunOptions {
 }
 
 /** The options of `crystal run` (and of `crystal` and `crystal web`, which share them). */
-const OPTIONS = {
+export const OPTIONS = {
   provider: { type: 'string', short: 'p' },
   model: { type: 'string', short: 'm' },
   workspace: { type: 'string', short: 'w' },

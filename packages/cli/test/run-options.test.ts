@@ -5,33 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parsePlain, parseRunOptions } from '../src/run-options.js';
+import { OPTIONS, parsePlain, parseRunOptions } from '../src/run-options.js';
 
-const OPTIONS = {
-  provider: { type: 'string', short: 'p' },
-  model: { type: 'string', short: 'm' },
-  workspace: { type: 'string', short: 'w' },
-  home: { type: 'string' },
-  approval: { type: 'string' },
-  'approval-model': { type: 'string' },
-  'approval-provider': { type: 'string' },
-  'approval-model-id': { type: 'string' },
-  'approval-thinking': { type: 'string' },
-  plan: { type: 'boolean' },
-  work: { type: 'boolean' },
-  thinking: { type: 'string' },
-  'model-calls': { type: 'string' },
-  'tool-calls': { type: 'string' },
-  duration: { type: 'string' },
-  'bash-timeout': { type: 'string' },
-  format: { type: 'string' },
-  image: { type: 'string', multiple: true },
-  resume: { type: 'string' },
-  continue: { type: 'boolean' },
-  'show-thinking': { type: 'boolean' },
-  skills: { type: 'string' },
-  'trust-workspace': { type: 'boolean' },
-} as const;
 
 /** What node:util's parseArgs makes of `argv` (values as a plain object), or the message it throws. */
 function reference(argv: string[]): { values: Record<string, unknown>; positionals: string[] } | { error: string } {
