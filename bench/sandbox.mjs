@@ -22,10 +22,13 @@ try {
   mkdirSync(home);
   mkdirSync(workspace);
   const containment = await engine.createContainment({ config: {}, home, workspace, env: process.env });
+  // The sandbox is detected on first use (issue 22 item 4); the figure is about a detected one.
+  await containment.resolve();
   if (!containment.sandboxed) throw new Error(`bench/sandbox.mjs needs the OS sandbox: ${containment.note}`);
   // The interactive default: an operator to ask about hosts, so HTTP(S) goes through the proxy bridge.
   const proxied = await engine.createContainment({ config: {}, home, workspace, env: process.env, askHost: async () => false });
   // The session's bridge starts in the background with the proxy; measure the steady state.
+  await proxied.resolve();
   await proxied.ready();
   const env = engine.childEnvironment({}, process.env);
   const base = { workspace, bashTimeoutMs: 60_000, todos: new engine.TodoStore(), env };

@@ -73,7 +73,7 @@ try {
   printFigure(timeFigure('transport: one bare GET (process), node:http transport vs fetch', get, 1.0));
 
   const complete = (stdout) => {
-    if (JSON.parse(stdout).events !== TOKENS) throw new Error(`stream incomplete: ${stdout}`);
+    if (JSON.parse(stdout).tokens !== TOKENS) throw new Error(`stream incomplete: ${stdout}`);
   };
   const stream = await compare({
     subject: client('transport', 'stream', fake.baseUri, complete),

@@ -81,6 +81,8 @@ async function startHost(fake) {
       provider: 'fake',
       model: 'fake-model',
       retry: { maxRetries: 0 },
+      // A fresh temp folder as the workspace: no trust question (it has its own tests).
+      workspaceTrust: false,
       providers: {
         fake: {
           protocol: 'openai',
