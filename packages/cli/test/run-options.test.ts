@@ -7,7 +7,6 @@ import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { OPTIONS, parsePlain, parseRunOptions } from '../src/run-options.js';
 
-
 /** What node:util's parseArgs makes of `argv` (values as a plain object), or the message it throws. */
 function reference(argv: string[]): { values: Record<string, unknown>; positionals: string[] } | { error: string } {
   try {
