@@ -43,8 +43,12 @@ function builtinsProbe(): {
     [
       "const fs = require('node:fs');",
       `const note = (file) => { if (typeof file === 'string' && /\\/dist\\/[^/]+\\.cjs$/.test(file)) fs.appendFileSync(${JSON.stringify(bundles)}, file.split('/').pop() + '\\n'); };`,
+      // The bin reads a bundle through openSync (launch.ts), Node's loader through readFileSync (which opens it itself).
       'const readFileSync = fs.readFileSync;',
-      'fs.readFileSync = function (file, ...rest) { note(file); return readFileSync.call(this, file, ...rest); };',
+      'let reading = false;',
+      'fs.readFileSync = function (file, ...rest) { note(file); reading = true; try { return readFileSync.call(this, file, ...rest); } finally { reading = false; } };',
+      'const openSync = fs.openSync;',
+      'fs.openSync = function (file, ...rest) { if (!reading) note(file); return openSync.call(this, file, ...rest); };',
       // fs.promises is patched when first asked for, so the probe itself does not load node:fs/promises.
       "const lazy = Object.getOwnPropertyDescriptor(fs, 'promises');",
       'let patched = false;',

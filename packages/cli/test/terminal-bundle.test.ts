@@ -33,11 +33,20 @@ const fs = require('node:fs');
 const fsp = require('node:fs/promises');
 // Every bundle and chunk in dist/ but the bin's own two files (launch.cjs, fast-path.cjs).
 const bundle = (file) => { const name = typeof file === 'string' ? /\\/dist\\/([\\w-]+\\.cjs)$/.exec(file)?.[1] : undefined; return name === 'launch.cjs' || name === 'fast-path.cjs' ? undefined : name; };
+// The bin reads a bundle through openSync (launch.ts), Node's loader through readFileSync (which opens it itself).
 const readFileSync = fs.readFileSync;
+let reading = false;
 fs.readFileSync = function (file, ...rest) {
   const name = bundle(file);
   if (name) fs.appendFileSync(${JSON.stringify(log)}, name + '\\n');
-  return readFileSync.call(this, file, ...rest);
+  reading = true;
+  try { return readFileSync.call(this, file, ...rest); } finally { reading = false; }
+};
+const openSync = fs.openSync;
+fs.openSync = function (file, ...rest) {
+  const name = reading ? undefined : bundle(file);
+  if (name) fs.appendFileSync(${JSON.stringify(log)}, name + '\\n');
+  return openSync.call(this, file, ...rest);
 };
 const readFile = fsp.readFile;
 fsp.readFile = async function (file, ...rest) {
