@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 import { buildChunk, holdings, servedFromFiles } from './bundle-chunks.mjs';
+import { lazyZod } from './lazy-zod.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
@@ -173,8 +174,15 @@ const chunkOptions = (chunk) => ({
   logLevel: 'warning',
 });
 let main = holdings(
-  (await build({ ...mainOptions, write: false, minify: false, sourcemap: false, plugins: [servedFromFiles(root, served)] }))
-    .metafile,
+  (
+    await build({
+      ...mainOptions,
+      write: false,
+      minify: false,
+      sourcemap: false,
+      plugins: [lazyZod(root.slice(0, -1)), servedFromFiles(root, served)],
+    })
+  ).metafile,
 );
 for (;;) {
   const links = new Map();
@@ -189,7 +197,10 @@ for (;;) {
       inChunks.set(file, chunk.file);
     }
   }
-  const { metafile } = await build({ ...mainOptions, plugins: [servedFromFiles(root, served, links)] });
+  const { metafile } = await build({
+    ...mainOptions,
+    plugins: [lazyZod(root.slice(0, -1)), servedFromFiles(root, served, links)],
+  });
   assertAscii(`${outdir}/crystal.cjs`);
   const now = holdings(metafile);
   const twice = [...now.files].filter((file) => inChunks.has(file));

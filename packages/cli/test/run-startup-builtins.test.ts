@@ -24,19 +24,22 @@ afterEach(async () => {
 
 /**
  * A preload that writes the public built-ins loaded (`node:x` names) to `report` at exit, and the
- * CLI bundles read (dist/*.cjs, by Node's loader or the bin's) to `bundles`.
+ * CLI bundles read (dist/*.cjs, by Node's loader or the bin's) to `bundles`; and whether zod had
+ * initialised (its core module sets `globalThis.__zod_globalConfig`) at the first request and at exit.
  */
 function builtinsProbe(): {
   env: Record<string, string>;
   loaded: () => string[];
   beforeRequest: () => string[];
   bundles: () => string[];
+  zod: () => { atRequest: boolean; atExit: boolean };
 } {
   const dir = tempDir('crystal-builtins-probe-');
   const probe = join(dir, 'probe.cjs');
   const report = join(dir, 'loaded.txt');
   const before = join(dir, 'before-request.txt');
   const bundles = join(dir, 'bundles.txt');
+  const zod = join(dir, 'zod.json');
   writeFileSync(bundles, '');
   writeFileSync(
     probe,
@@ -60,9 +63,11 @@ function builtinsProbe(): {
       "const names = () => process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join('\\n');",
       // What was loaded when the first HTTP request was written (diagnostics_channel is loaded at start-up already).
       "const request = require('node:diagnostics_channel').channel('http.client.request.start');",
-      `const first = () => { request.unsubscribe(first); fs.writeFileSync(${JSON.stringify(before)}, names()); };`,
+      'const zodAt = {};',
+      'const zodNow = () => globalThis.__zod_globalConfig !== undefined;',
+      `const first = () => { request.unsubscribe(first); zodAt.atRequest = zodNow(); fs.writeFileSync(${JSON.stringify(before)}, names()); };`,
       'request.subscribe(first);',
-      `process.on('exit', () => fs.writeFileSync(${JSON.stringify(report)}, names()));`,
+      `process.on('exit', () => { fs.writeFileSync(${JSON.stringify(report)}, names()); zodAt.atExit = zodNow(); fs.writeFileSync(${JSON.stringify(zod)}, JSON.stringify(zodAt)); });`,
       '',
     ].join('\n'),
   );
@@ -71,6 +76,7 @@ function builtinsProbe(): {
     loaded: () => readFileSync(report, 'utf8').split('\n'),
     beforeRequest: () => readFileSync(before, 'utf8').split('\n'),
     bundles: () => readFileSync(bundles, 'utf8').split('\n').filter(Boolean),
+    zod: () => JSON.parse(readFileSync(zod, 'utf8')) as { atRequest: boolean; atExit: boolean },
   };
 }
 
@@ -102,6 +108,35 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     expect(beforeRequest, "node:util's parseArgs was loaded before the first request").not.toContain(
       'internal/util/parse_args/parse_args',
     );
+  }, 30_000);
+
+  it("CLI-2 (issue 22) zod initialises at the first schema built, not at start: with its configuration remembered, crystal run makes its request before zod loads; a bad tool argument then gets zod's English message", async () => {
+    const fake = await FakeProvider.start({
+      replies: [
+        { text: 'first' },
+        { toolCalls: [{ id: 'r', name: 'read', arguments: { path: 'notes.md', offset: 0 } }] },
+        { text: 'read it' },
+      ],
+      whenExhausted: 'error',
+    });
+    cleanups.push(() => fake.close());
+    const home = tempHome(fakeConfig(fake.baseUri));
+    cleanups.push(() => home.dispose());
+    const cwd = tempDir('crystal-ws-');
+    writeFileSync(join(cwd, 'notes.md'), 'one\n');
+    // The first start of a build validates config.json (zod, before the request) and remembers it.
+    const first = builtinsProbe();
+    const validated = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, cwd, env: first.env });
+    expect(validated.code, validated.stderr).toBe(0);
+    expect(first.zod()).toEqual({ atRequest: true, atExit: true });
+    const probe = builtinsProbe();
+    const result = await runCrystal(['run', '--format', 'json', 'read the notes'], { home: home.path, cwd, env: probe.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'read it' });
+    expect(probe.zod()).toEqual({ atRequest: false, atExit: true });
+    // The read's arguments were checked by its schema, built then, with zod's English messages.
+    const toolResult = JSON.stringify(fake.requests[2]?.body);
+    expect(toolResult).toContain("Invalid argument 'offset' for 'read': expected number to be >=1");
   }, 30_000);
 
   it("CLI-2 (issue 22) crystal run reads only the main bundle: never the terminal bundle (dist/terminal.cjs) nor a chunk next to it (the MCP SDK, hono, the tools' libraries)", async () => {
