@@ -173,6 +173,9 @@ const chunkOptions = (chunk) => ({
   footer: { js: WRAPPED.footer },
   logLevel: 'warning',
 });
+// zod initialises at the engine's first schema, not at start (scripts/lazy-zod.mjs); the engine's
+// sources are read for its zod calls once, for every build of the main bundle below.
+const zodForwarders = lazyZod(root.slice(0, -1));
 let main = holdings(
   (
     await build({
@@ -180,7 +183,7 @@ let main = holdings(
       write: false,
       minify: false,
       sourcemap: false,
-      plugins: [lazyZod(root.slice(0, -1)), servedFromFiles(root, served)],
+      plugins: [zodForwarders, servedFromFiles(root, served)],
     })
   ).metafile,
 );
@@ -199,7 +202,7 @@ for (;;) {
   }
   const { metafile } = await build({
     ...mainOptions,
-    plugins: [lazyZod(root.slice(0, -1)), servedFromFiles(root, served, links)],
+    plugins: [zodForwarders, servedFromFiles(root, served, links)],
   });
   assertAscii(`${outdir}/crystal.cjs`);
   const now = holdings(metafile);
