@@ -73,6 +73,37 @@ try {
     baseline_min_ms: round(Math.min(...samples.floor)),
     environment: 'scrubbed',
   });
+  // REL-1 on a slower disk: the save of the user message (two fsync waits: the files, then the
+  // folder) overlaps the request's preparation and connection (ChatRequest.sendAfter). Each fsync
+  // is made SLOW_FSYNC_MS slower by a preload (the real fsync still runs); the other side preloads
+  // the same wrapper without the delay. A save in series would add both waits to the first request.
+  const SLOW_FSYNC_MS = 8;
+  const fsyncPreload = join(home, 'fsync-delay.cjs');
+  writeFileSync(
+    fsyncPreload,
+    "const fs = require('node:fs'); const real = fs.fsync; const ms = Number(process.env.FSYNC_DELAY_MS);\n" +
+      'fs.fsync = (fd, callback) => (ms > 0 ? setTimeout(() => real(fd, callback), ms) : real(fd, callback));\n',
+  );
+  const disk = { slow: [], real: [] };
+  for (let i = 0; i < runs + 2; i++) {
+    for (const side of i % 2 === 0 ? ['real', 'slow'] : ['slow', 'real']) {
+      const delay = side === 'slow' ? SLOW_FSYNC_MS : 0;
+      const ms = await once(subject, { NODE_OPTIONS: `--require ${fsyncPreload}`, FSYNC_DELAY_MS: String(delay) });
+      if (i >= 2) disk[side].push(ms);
+    }
+  }
+  const slow = median(disk.slow);
+  const real = median(disk.real);
+  printFigure({
+    figure: `first-request: crystal run, spawn to first request with every fsync ${SLOW_FSYNC_MS} ms slower vs on this disk (REL-1's save overlaps the request's preparation)`,
+    subject_ms: round(slow),
+    baseline_ms: round(real),
+    added_ms: round(slow - real),
+    serial_save_would_add_ms: 2 * SLOW_FSYNC_MS,
+    hidden_ms: round(2 * SLOW_FSYNC_MS - (slow - real)),
+    runs,
+    environment: 'scrubbed',
+  });
   // Which Node built-ins each side loaded by its exit (a preloaded probe writes process.moduleLoadList):
   // what Crystal loads beyond the floor is start-up work the request did not need (issue 22 item 4).
   const probe = join(home, 'builtins-probe.cjs');

@@ -19,6 +19,13 @@ export interface ChatRequest {
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly ToolSpec[];
   readonly thinking?: ThinkingEffort;
+  /**
+   * The request's bytes are written only once this settles (either way); the client may build
+   * the request and open its connection before. The engine passes the save of the user message
+   * (REL-1: on disk before the first request), so the save's disk waits and the request's
+   * preparation overlap (issue 22). A client that sends nothing over a network may ignore it.
+   */
+  readonly sendAfter?: PromiseLike<unknown>;
 }
 
 export interface ClientCapabilities {

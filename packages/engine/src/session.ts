@@ -473,6 +473,8 @@ export class Session {
     const clock = this.options.clock ?? systemClock;
     // CKPT-1: the turn's checkpoint record, started once the first request is on its way (below).
     let recordTurn: (() => void) | undefined;
+    // REL-1: the save of the user message; the first request is written once it settles (runTurn).
+    let saving: Promise<void> | undefined;
     try {
       // AGENT-4: a child a crash cut off is never run again: its call is closed below, its file says so.
       const danglingTasks = this.danglingCalls().filter((c) => c.name === TASK_TOOL && !resumeBatch?.rerun.has(c.id));
@@ -508,8 +510,9 @@ export class Session {
         appendToArchive(this.state, user);
         this.state.userTurns++;
         this.publish({ type: 'turn-started', text });
-        // REL-1: the user message is on disk before the first request.
-        await this.checkpoint();
+        // REL-1: the user message is on disk before the first request. The turn builds that
+        // request and opens its connection while the save waits for the disk (issue 22).
+        saving = this.checkpoint();
       } else {
         this.publish({ type: 'turn-started', text: '' });
       }
@@ -551,6 +554,7 @@ export class Session {
           ...(this.thinking ? { thinking: this.thinking } : {}),
           signal: controller.signal,
           publish: this.publish,
+          ...(saving ? { saving } : {}),
           ...(hooks.takeFollowUps ? { takeFollowUps: () => this.admitFollowUps(hooks) } : {}),
           checkpoint: () => this.checkpoint(),
           prepareMessages: (messages) => this.prepareMessages(messages),
@@ -571,7 +575,7 @@ export class Session {
             : {}),
           onRoundRefused: async (error) => this.refuseImages(error),
           compactBeforeRound: async (lastReported, signal) => {
-            const result = await this.runCompaction(false, lastReported, signal);
+            const result = await this.runCompaction(false, lastReported, signal, saving);
             return result?.outcome === 'exhausted' ? 'overflow' : 'fits';
           },
         });
@@ -606,6 +610,7 @@ export class Session {
       await this.agents?.settle();
       // FAIL-1: saved after every turn, a failed one included. REL-3: a save that fails is
       // reported (path and reason) and the turn stays in memory for the next save that can.
+      await saving;
       await this.save().catch(() => undefined);
       const result: TurnResult = {
         sessionId: this.state.id,
@@ -691,6 +696,8 @@ export class Session {
     forced: boolean,
     lastReportedTokens: number | undefined,
     signal: AbortSignal,
+    /** A save of the user message still running (REL-1): a compaction sends a request and rewrites the context, so it waits. */
+    saving?: Promise<void>,
   ): Promise<CompactionResult | undefined> {
     const window = this.modelSettings.contextWindow;
     if (window === undefined) return undefined;
@@ -700,6 +707,7 @@ export class Session {
       const limit = compactionLimit({ contextWindow: window, maxTokens, threshold });
       if (!shouldCompact({ estimate: this.meter.estimate(this.state.context), lastReportedTokens, limit })) return undefined;
     }
+    await saving;
     // HOOK-1: PreCompact hooks see the session before it is compacted.
     await this.options.beforeCompaction?.(forced ? 'manual' : 'auto', signal);
     const systemText = this.state.context[0]?.content.map((p) => (p.type === 'text' ? p.text : '')).join('') ?? '';

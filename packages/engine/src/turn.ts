@@ -6,6 +6,7 @@ import {
   addUsage,
   type ChatEvent,
   type ChatMessage,
+  type ChatRequest,
   type ContentPart,
   emptyUsage,
   isProviderError,
@@ -50,6 +51,14 @@ export interface TurnInput {
    */
   readonly checkpoint?: () => Promise<void>;
   /**
+   * REL-1: the save of the user message, still running (it never rejects: a failed save is
+   * reported and kept for the next one, REL-3). The first round is built and its connection
+   * opened meanwhile; its request is written once the save settles (ChatRequest.sendAfter), so
+   * the save's disk waits overlap the request's preparation (issue 22). The turn does not end
+   * before it settles.
+   */
+  readonly saving?: Promise<void>;
+  /**
    * COMPACT-1/2: runs before every model round with the previous round's reported tokens;
    * resolves whether the context still fits. The session owns the compactor.
    */
@@ -72,7 +81,8 @@ export interface TurnInput {
   readonly resumeBatch?: { readonly calls: readonly ParsedToolCall[]; readonly rerun: ReadonlySet<string> };
   /**
    * Issue 22: called once a round's request has been handed to the client (an immediate after
-   * the step that opens it: written on a reused connection, else waiting for its connection):
+   * the step that opens it: written on a reused connection, else waiting for its connection;
+   * for a first request that waits for the save of the user message, once that save settled):
    * work that need not come before the request, such as the turn's checkpoint record, starts
    * here instead of delaying it.
    */
@@ -174,6 +184,9 @@ export async function runTurn(outer: TurnInput): Promise<TurnOutcome> {
   } finally {
     cancelDeadline();
     outer.signal.removeEventListener('abort', onAbort);
+    // A turn that ended before its first request was written (a refused connection, a cancel)
+    // still ends after the save of its user message: the caller's next save comes after it.
+    await outer.saving;
   }
 }
 
@@ -258,6 +271,8 @@ async function runRounds(input: TurnInput): Promise<TurnOutcome> {
       messages: input.prepareMessages ? await input.prepareMessages(snapshot) : snapshot,
       ...(executor ? { tools: executor.specs } : {}),
       ...(input.thinking ? { thinking: input.thinking } : {}),
+      // REL-1: the first round's request waits for the save of the user message.
+      ...(round === 1 && input.saving ? { sendAfter: input.saving } : {}),
     });
     let result: RoundResult;
     try {
@@ -395,12 +410,7 @@ function commitInterrupted(input: TurnInput, partialText: string): void {
 
 class DurationExceeded extends Error {}
 
-async function streamWithRetry(
-  input: TurnInput,
-  request: { messages: ChatMessage[] },
-  round: number,
-  onRetry: () => void,
-): Promise<RoundResult> {
+async function streamWithRetry(input: TurnInput, request: ChatRequest, round: number, onRetry: () => void): Promise<RoundResult> {
   const retries = new RetryCounter(input.retry);
   let lastError: ProviderError | undefined;
   for (;;) {
@@ -446,7 +456,7 @@ async function streamWithRetry(
   }
 }
 
-async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }, live: { text: string }): Promise<RoundResult> {
+async function streamOnce(input: TurnInput, request: ChatRequest, live: { text: string }): Promise<RoundResult> {
   let text = '';
   const reasoning: ReasoningSegment[] = [{ text: '' }];
   const calls: ParsedToolCall[] = [];
@@ -455,7 +465,12 @@ async function streamOnce(input: TurnInput, request: { messages: ChatMessage[] }
   const stream = input.client.stream(request, input.signal);
   // The wire opens the request in the for-await's first step below; the immediate runs once that
   // step is done, when the request is written (a reused connection) or waits for its connection.
-  if (input.afterRequest) setImmediate(input.afterRequest);
+  // A request waiting for the save of the user message is written when the save settles.
+  const after = input.afterRequest;
+  if (after) {
+    if (request.sendAfter) void request.sendAfter.then(() => setImmediate(after));
+    else setImmediate(after);
+  }
   for await (const event of stream as AsyncIterable<ChatEvent>) {
     switch (event.type) {
       case 'text-delta':

@@ -26,6 +26,8 @@ export interface PostOptions {
   readonly secrets?: readonly (string | undefined)[] | undefined;
   /** A vendor's own mapping of an error answer (its quota or overflow shapes); defaults to classifyHttpError. */
   readonly classify?: ((input: HttpErrorInput) => ProviderError) | undefined;
+  /** The request is written once this settles (ChatRequest.sendAfter); the connection opens meanwhile. */
+  readonly sendAfter?: PromiseLike<unknown> | undefined;
 }
 
 /** An open response body: one chunk per network read, and a way to end it early. */
@@ -58,6 +60,8 @@ export async function postStream(options: PostOptions): Promise<OpenStream> {
         connectTimeoutMs: options.connectTimeoutMs,
         firstByteTimeoutMs: options.firstByteTimeoutMs,
         coalesceReads: true,
+        // A redirect's hop is made after the first request was written: nothing to wait for.
+        ...(hops === 0 && options.sendAfter ? { sendAfter: options.sendAfter } : {}),
       });
     } catch (error) {
       if (options.signal?.aborted || isAbortError(error)) throw abortError();

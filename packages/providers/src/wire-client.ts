@@ -74,6 +74,7 @@ export abstract class WireClient<F> implements StreamingChatClient {
       idleTimeoutMs: this.idleMs(),
       secrets: [this.endpoint.apiKey],
       classify: this.classify?.bind(this),
+      sendAfter: request.sendAfter,
     });
   }
 

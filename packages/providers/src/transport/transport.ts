@@ -40,6 +40,12 @@ export interface TransportRequest {
    * (read-coalescer.ts). The first bytes, and the first after a quiet gap, are never delayed.
    */
   readonly coalesceReads?: boolean | undefined;
+  /**
+   * The request (its headers and body) is written once this settles, either way; the connection
+   * is opened meanwhile, and the first-byte timeout runs from the later of the two (issue 22:
+   * the engine's save of the user message, REL-1, overlaps the request's preparation).
+   */
+  readonly sendAfter?: PromiseLike<unknown> | undefined;
 }
 
 export interface TransportResponse {
@@ -217,6 +223,9 @@ export function createTransport(options: TransportOptions = {}): Transport {
         };
         request.signal?.addEventListener('abort', onAbort, { once: true });
 
+        // The first-byte clock starts once the connection is open and the request written.
+        let connected = false;
+        let sent = request.sendAfter === undefined;
         const startFirstByte = (): void => {
           clear();
           const ms = request.firstByteTimeoutMs;
@@ -224,6 +233,11 @@ export function createTransport(options: TransportOptions = {}): Transport {
             timer = setTimeout(() => req.destroy(new TransportTimeout('first-byte', ms, 'retry.firstByteTimeoutSeconds')), ms);
             timer.unref();
           }
+        };
+        const onConnected = (): void => {
+          connected = true;
+          clear();
+          if (sent) startFirstByte();
         };
         if (request.connectTimeoutMs !== undefined) {
           const ms = request.connectTimeoutMs;
@@ -234,10 +248,10 @@ export function createTransport(options: TransportOptions = {}): Transport {
           // A TLS socket says `encrypted` (asking node:tls would load it for an http:// request).
           const secure = (socket as { encrypted?: boolean }).encrypted === true;
           if (req.reusedSocket || (!socket.connecting && !secure)) {
-            startFirstByte();
+            onConnected();
             return;
           }
-          socket.once(secure ? 'secureConnect' : 'connect', startFirstByte);
+          socket.once(secure ? 'secureConnect' : 'connect', onConnected);
         });
         req.on('error', fail);
         req.once('response', (res) => {
@@ -251,7 +265,18 @@ export function createTransport(options: TransportOptions = {}): Transport {
           res.once('close', () => request.signal?.removeEventListener('abort', onAbortResponse));
           resolve(wrapResponse(res, target.href, request.coalesceReads ? coalesceReads(res) : undefined));
         });
-        req.end(body);
+        if (request.sendAfter === undefined) {
+          req.end(body);
+          return;
+        }
+        const send = (): void => {
+          // Aborted or failed while waiting: nothing is written.
+          if (req.destroyed) return;
+          sent = true;
+          req.end(body);
+          if (connected) startFirstByte();
+        };
+        request.sendAfter.then(send, send);
       });
     },
   };
