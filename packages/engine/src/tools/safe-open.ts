@@ -18,6 +18,7 @@ import {
   promises as fs,
   lstatSync,
   openSync,
+  readdirSync,
   readFileSync,
   readlinkSync,
   type Dirent,
@@ -255,7 +256,7 @@ export async function readDirChecked(dir: string): Promise<Dirent[] | undefined>
   try {
     if (PROC_FD) {
       if (readlinkSync(`/proc/self/fd/${fd}`) !== dir) return undefined;
-      return await fs.readdir(`/proc/self/fd/${fd}`, { withFileTypes: true });
+      return readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true });
     }
     const before = fstatSync(fd);
     const entries = await fs.readdir(dir, { withFileTypes: true });

@@ -47,23 +47,33 @@ export async function* listFileBatches(
   filter: PathFilter | undefined,
   signal?: AbortSignal,
 ): AsyncGenerator<WalkedFile[]> {
-  const source = rg && scope.kind === 'dir' ? withWalkerFallback(scope, rg, signal) : walkFileBatches(scope, signal);
-  for await (const batch of source) {
+  if (rg && scope.kind === 'dir') yield* withWalkerFallback(scope, rg, filter, signal);
+  else yield* filtered(walkFileBatches(scope, signal), filter);
+}
+
+async function* filtered(batches: AsyncIterable<WalkedFile[]>, filter: PathFilter | undefined): AsyncGenerator<WalkedFile[]> {
+  for await (const batch of batches) {
     const kept = filter ? batch.filter((file) => filter.matches(file.rel)) : batch;
     if (kept.length > 0) yield kept;
   }
 }
 
-async function* withWalkerFallback(scope: SearchScope, rg: string, signal?: AbortSignal): AsyncGenerator<WalkedFile[]> {
+async function* withWalkerFallback(
+  scope: SearchScope,
+  rg: string,
+  filter: PathFilter | undefined,
+  signal?: AbortSignal,
+): AsyncGenerator<WalkedFile[]> {
   let produced = false;
   try {
-    for await (const batch of ripgrepFileBatches(scope, rg, signal)) {
+    for await (const batch of ripgrepFileBatches(scope, rg, filter, signal)) {
       produced = true;
       yield batch;
     }
   } catch (error) {
     if (produced || signal?.aborted) throw error;
-    yield* walkFileBatches(scope, signal); // rg could not run: the walker gives the same answer.
+    // rg could not run: the walker gives the same answer.
+    yield* filtered(walkFileBatches(scope, signal), filter);
   }
 }
 
@@ -74,13 +84,19 @@ export async function* ripgrepFiles(
   filter: PathFilter | undefined,
   signal?: AbortSignal,
 ): AsyncGenerator<WalkedFile> {
-  for await (const batch of ripgrepFileBatches(scope, rg, signal)) {
-    for (const file of batch) if (!filter || filter.matches(file.rel)) yield file;
-  }
+  for await (const batch of ripgrepFileBatches(scope, rg, filter, signal)) yield* batch;
 }
 
-/** `rg --files`, passed through the walker's rules so both paths give the same answer. */
-async function* ripgrepFileBatches(scope: SearchScope, rg: string, signal?: AbortSignal): AsyncGenerator<WalkedFile[]> {
+/**
+ * `rg --files`, passed through the walker's rules so both paths give the same answer; only the
+ * files `filter` keeps are verified (SEC-4) and yielded.
+ */
+async function* ripgrepFileBatches(
+  scope: SearchScope,
+  rg: string,
+  filter: PathFilter | undefined,
+  signal?: AbortSignal,
+): AsyncGenerator<WalkedFile[]> {
   // No --glob for rg here: rg's globs override its ignore logic, which would bring ignored files
   // back. The pattern is matched in JS instead. When the search root is where the .gitignore
   // rules start, rg has read every rule the walker reads, so each file's own rule need not be
@@ -93,7 +109,8 @@ async function* ripgrepFileBatches(scope: SearchScope, rg: string, signal?: Abor
     const accepted: WalkedFile[] = [];
     for (const line of lines) {
       const rel = line.startsWith('./') ? line.slice(2) : line;
-      if (walkerAccepts(scope, rel, fileRulesApplied)) accepted.push({ absolute: absoluteOf(scope.root, rel), rel });
+      if ((!filter || filter.matches(rel)) && walkerAccepts(scope, rel, fileRulesApplied))
+        accepted.push({ absolute: absoluteOf(scope.root, rel), rel });
     }
     const out = await verifiedFiles(accepted, names);
     if (out.length > 0) yield out;
@@ -110,16 +127,18 @@ async function verifiedFiles(
   files: readonly WalkedFile[],
   names: Map<string, Promise<Set<string> | undefined>>,
 ): Promise<WalkedFile[]> {
-  const dirOf = (file: WalkedFile): string => file.absolute.slice(0, file.absolute.lastIndexOf(sep)) || sep;
-  for (const file of files) {
-    const dir = dirOf(file);
-    if (!names.has(dir)) names.set(dir, regularNames(dir));
-  }
+  // One wait per batch for its folders' listings, then a synchronous pass: an await per file
+  // (50,000 on a big tree) cost more than rg's own walk in microtask hops and garbage.
+  const cuts = files.map((file) => file.absolute.lastIndexOf(sep));
+  const dirs = files.map((file, i) => file.absolute.slice(0, cuts[i]) || sep);
+  const batchDirs = [...new Set(dirs)];
+  for (const dir of batchDirs) if (!names.has(dir)) names.set(dir, regularNames(dir));
+  const listings = await Promise.all(batchDirs.map((dir) => names.get(dir)));
+  const held = new Map(batchDirs.map((dir, i) => [dir, listings[i]]));
   const out: WalkedFile[] = [];
-  for (const file of files) {
-    const held = await names.get(dirOf(file));
-    if (held?.has(file.absolute.slice(file.absolute.lastIndexOf(sep) + 1))) out.push(file);
-  }
+  files.forEach((file, i) => {
+    if (held.get(dirs[i] as string)?.has(file.absolute.slice((cuts[i] as number) + 1))) out.push(file);
+  });
   return out;
 }
 
