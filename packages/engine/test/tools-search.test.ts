@@ -8,8 +8,8 @@ import { createBuiltinTools } from '../src/tools/catalog.js';
 import { builtinExceptionMapper, findRipgrep, type ToolHost, TodoStore } from '../src/tools/builtin/index.js';
 import { ripgrepMatches, walkerMatches } from '../src/tools/builtin/grep.js';
 import { compilePattern } from '../src/tools/builtin/pattern.js';
-import { ripgrepFiles } from '../src/tools/builtin/file-list.js';
-import { searchScope, walkFiles } from '../src/tools/builtin/walker.js';
+import { ripgrepFiles, verifiedFiles } from '../src/tools/builtin/file-list.js';
+import { searchScope, WALK_YIELD_DIRS, walkFiles } from '../src/tools/builtin/walker.js';
 
 function put(path: string, data: string | Buffer): void {
   mkdirSync(join(path, '..'), { recursive: true });
@@ -247,5 +247,55 @@ describe('ripgrep and the walker agree', () => {
       }
     };
     await expect(run()).rejects.toThrow(/ripgrep failed/);
+  });
+});
+
+describe('the walker keeps the event loop running', () => {
+  it(`TOOLS-2 a walk lets the event loop run every ${WALK_YIELD_DIRS} folders (folders are listed synchronously), and lists every file`, async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'crystal-walk-live-'));
+    const folders = WALK_YIELD_DIRS * 3 + 5;
+    for (let d = 0; d < folders; d++) put(join(ws, `d${String(d).padStart(4, '0')}`, 'f.ts'), 'x\n');
+    const scope = await searchScope(ws, '.');
+    // Event-loop turns while the walk runs (a key press or a frame would run in one of them).
+    let turns = 0;
+    let walking = true;
+    const tick = (): void => {
+      turns++;
+      if (walking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const files: string[] = [];
+    try {
+      for await (const file of walkFiles(scope)) files.push(file.rel);
+    } finally {
+      walking = false;
+    }
+    expect(files).toHaveLength(folders);
+    expect(turns).toBeGreaterThanOrEqual(3);
+  });
+
+  it(`TOOLS-2 SEC-4 checking what ripgrep listed lets the event loop run every ${WALK_YIELD_DIRS} folders, even when one read of its output names hundreds`, async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'crystal-rg-live-'));
+    const folders = WALK_YIELD_DIRS * 5 + 3;
+    const listed = Array.from({ length: folders }, (_, d) => {
+      put(join(ws, `d${d}`, 'f'), 'x\n');
+      return { absolute: join(ws, `d${d}`, 'f'), rel: `d${d}/f` };
+    });
+    // One batch naming every folder, as when ripgrep's whole listing arrives in one read.
+    let turns = 0;
+    let checking = true;
+    const tick = (): void => {
+      turns++;
+      if (checking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    let kept: readonly unknown[];
+    try {
+      kept = await verifiedFiles(listed, new Map());
+    } finally {
+      checking = false;
+    }
+    expect(kept).toHaveLength(folders);
+    expect(turns).toBeGreaterThanOrEqual(3);
   });
 });

@@ -7,7 +7,7 @@ let picomatchModule: Picomatch | undefined;
 import { sep } from 'node:path';
 import { readDirChecked } from '../safe-open.js';
 import { commonArgs, ripgrepLineBatches } from './ripgrep.js';
-import { absoluteOf, type SearchScope, type WalkedFile, walkerAccepts, walkFileBatches } from './walker.js';
+import { absoluteOf, type SearchScope, WALK_YIELD_DIRS, type WalkedFile, walkerAccepts, walkFileBatches } from './walker.js';
 
 /** A glob matched against the path relative to the search root, or against the base name. */
 export interface PathFilter {
@@ -123,7 +123,7 @@ async function* ripgrepFileBatches(
  * folder (the walker's own check), and a file is kept only when its folder holds it as a regular
  * file: a name that exists only outside the workspace cannot pass.
  */
-async function verifiedFiles(
+export async function verifiedFiles(
   files: readonly WalkedFile[],
   names: Map<string, Promise<Set<string> | undefined>>,
 ): Promise<WalkedFile[]> {
@@ -132,7 +132,13 @@ async function verifiedFiles(
   const cuts = files.map((file) => file.absolute.lastIndexOf(sep));
   const dirs = files.map((file, i) => file.absolute.slice(0, cuts[i]) || sep);
   const batchDirs = [...new Set(dirs)];
-  for (const dir of batchDirs) if (!names.has(dir)) names.set(dir, regularNames(dir));
+  let read = 0;
+  for (const dir of batchDirs) {
+    if (names.has(dir)) continue;
+    names.set(dir, regularNames(dir));
+    // Folders are listed synchronously: the event loop runs between runs of them, as in the walker.
+    if (++read % WALK_YIELD_DIRS === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
   const listings = await Promise.all(batchDirs.map((dir) => names.get(dir)));
   const held = new Map(batchDirs.map((dir, i) => [dir, listings[i]]));
   const out: WalkedFile[] = [];
