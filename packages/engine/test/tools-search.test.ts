@@ -250,26 +250,33 @@ describe('ripgrep and the walker agree', () => {
   });
 });
 
+/** Event-loop turns while `run` runs (a key press or a frame would be handled in one of them). */
+async function turnsDuring(run: () => Promise<void>): Promise<number> {
+  let turns = 0;
+  let running = true;
+  const tick = (): void => {
+    turns++;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  try {
+    await run();
+  } finally {
+    running = false;
+  }
+  return turns;
+}
+
 describe('the walker keeps the event loop running', () => {
   it(`TOOLS-2 a walk lets the event loop run every ${WALK_YIELD_DIRS} folders (folders are listed synchronously), and lists every file`, async () => {
     const ws = mkdtempSync(join(tmpdir(), 'crystal-walk-live-'));
     const folders = WALK_YIELD_DIRS * 3 + 5;
     for (let d = 0; d < folders; d++) put(join(ws, `d${String(d).padStart(4, '0')}`, 'f.ts'), 'x\n');
     const scope = await searchScope(ws, '.');
-    // Event-loop turns while the walk runs (a key press or a frame would run in one of them).
-    let turns = 0;
-    let walking = true;
-    const tick = (): void => {
-      turns++;
-      if (walking) setImmediate(tick);
-    };
-    setImmediate(tick);
     const files: string[] = [];
-    try {
+    const turns = await turnsDuring(async () => {
       for await (const file of walkFiles(scope)) files.push(file.rel);
-    } finally {
-      walking = false;
-    }
+    });
     expect(files).toHaveLength(folders);
     expect(turns).toBeGreaterThanOrEqual(3);
   });
@@ -282,19 +289,10 @@ describe('the walker keeps the event loop running', () => {
       return { absolute: join(ws, `d${d}`, 'f'), rel: `d${d}/f` };
     });
     // One batch naming every folder, as when ripgrep's whole listing arrives in one read.
-    let turns = 0;
-    let checking = true;
-    const tick = (): void => {
-      turns++;
-      if (checking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    let kept: readonly unknown[];
-    try {
+    let kept: readonly unknown[] = [];
+    const turns = await turnsDuring(async () => {
       kept = await verifiedFiles(listed, new Map());
-    } finally {
-      checking = false;
-    }
+    });
     expect(kept).toHaveLength(folders);
     expect(turns).toBeGreaterThanOrEqual(3);
   });
