@@ -180,6 +180,41 @@ export const MUTATIONS = [
     replace: '    const wrapped = undefined as ReturnType<NonNullable<typeof options.contain>>;',
     test: ['packages/engine/test/extensions-lifecycle-hooks.test.ts', '-t', 'SBX-1'],
   },
+  {
+    id: 'REL-1-GATE',
+    file: 'packages/providers/src/transport/transport.ts',
+    find: '        request.sendAfter.then(send, send);',
+    replace: '        send();',
+    test: ['packages/providers/test/send-after.test.ts', '-t', 'is written only once it settles'],
+  },
+  {
+    id: 'REL-1-OVERLAP',
+    file: 'packages/engine/src/session.ts',
+    find: '        saving = this.checkpoint();',
+    replace: '        saving = this.checkpoint();\n        await saving;',
+    test: ['packages/engine/test/save-before-request.test.ts', '-t', 'slow disk'],
+  },
+  {
+    id: 'REL-1-COMPACT',
+    file: 'packages/engine/src/session.ts',
+    find: '    await saving;\n    // HOOK-1: PreCompact hooks see the session before it is compacted.',
+    replace: '    // HOOK-1: PreCompact hooks see the session before it is compacted.',
+    test: ['packages/engine/test/save-before-request.test.ts', '-t', 'compaction'],
+  },
+  {
+    id: 'REL-5-SEND',
+    file: 'packages/providers/src/transport/transport.ts',
+    find: '          if (sent) startFirstByte();',
+    replace: '          startFirstByte();',
+    test: ['packages/providers/test/send-after.test.ts', '-t', 'not from the connection'],
+  },
+  {
+    id: 'WALK-LIVE',
+    file: 'packages/engine/src/tools/builtin/walker.ts',
+    find: '      if (++entered % WALK_YIELD_DIRS === 0) await new Promise<void>((resolve) => setImmediate(resolve));',
+    replace: '      ++entered;',
+    test: ['packages/engine/test/tools-search.test.ts', '-t', 'a walk lets the event loop run'],
+  },
 ];
 
 function run(command, args) {
