@@ -468,7 +468,9 @@ async function streamOnce(input: TurnInput, request: ChatRequest, live: { text: 
   // A request waiting for the save of the user message is written when the save settles.
   const after = input.afterRequest;
   if (after) {
-    if (request.sendAfter) void request.sendAfter.then(() => setImmediate(after));
+    // Either way it settles (ChatRequest.sendAfter): a rejection must not go unhandled here.
+    const later = (): void => void setImmediate(after);
+    if (request.sendAfter) request.sendAfter.then(later, later);
     else setImmediate(after);
   }
   for await (const event of stream as AsyncIterable<ChatEvent>) {
