@@ -8,7 +8,16 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { crystalBin, FakeProvider, fakeConfig, runCrystal, tempDir, tempHome } from '@crystal/testkit';
+import {
+  crystalBin,
+  FakeProvider,
+  type FakeProviderOptions,
+  fakeConfig,
+  runCrystal,
+  type TempHome,
+  tempDir,
+  tempHome,
+} from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const dist = join(crystalBin, '../../dist');
@@ -21,6 +30,17 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+/** A fake provider started with `options` and a Home configured for it (`extra` joins the config); both go after the test. */
+async function providerAndHome(
+  options: FakeProviderOptions,
+  extra?: Record<string, unknown>,
+): Promise<{ fake: FakeProvider; home: TempHome }> {
+  const fake = await FakeProvider.start(options);
+  cleanups.push(() => fake.close());
+  const home = tempHome(fakeConfig(fake.baseUri, extra));
+  cleanups.push(() => home.dispose());
+  return { fake, home };
+}
 
 /**
  * A preload that writes the public built-ins loaded (`node:x` names) to `report` at exit, and the
@@ -84,10 +104,7 @@ const NETWORK_AND_PROCESS = ['tls', 'https', '_tls_wrap', 'zlib', 'child_process
 
 describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 item 4)', () => {
   it("CLI-2 a turn that only talks to an http:// provider never loads node:tls, node:https, node:zlib, node:child_process, node:crypto, node:perf_hooks or Node's rimraf, nor node:fs/promises or parseArgs before its request", async () => {
-    const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
-    cleanups.push(() => fake.close());
-    const home = tempHome(fakeConfig(fake.baseUri));
-    cleanups.push(() => home.dispose());
+    const { home } = await providerAndHome({ replies: [{ text: 'done' }] });
     const probe = builtinsProbe();
     const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: probe.env });
     expect(result.code, result.stderr).toBe(0);
@@ -111,7 +128,7 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
   }, 30_000);
 
   it("CLI-2 (issue 22) zod initialises at the first schema built, not at start: with its configuration remembered, crystal run makes its request before zod loads; a bad tool argument then gets zod's English message", async () => {
-    const fake = await FakeProvider.start({
+    const { fake, home } = await providerAndHome({
       replies: [
         { text: 'first' },
         { toolCalls: [{ id: 'r', name: 'read', arguments: { path: 'notes.md', offset: 0 } }] },
@@ -119,9 +136,6 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
       ],
       whenExhausted: 'error',
     });
-    cleanups.push(() => fake.close());
-    const home = tempHome(fakeConfig(fake.baseUri));
-    cleanups.push(() => home.dispose());
     const cwd = tempDir('crystal-ws-');
     writeFileSync(join(cwd, 'notes.md'), 'one\n');
     // The first start of a build validates config.json (zod, before the request) and remembers it.
@@ -142,10 +156,7 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
   it("CLI-2 (issue 22) crystal run reads only the main bundle: never the terminal bundle (dist/terminal.cjs) nor a chunk next to it (the MCP SDK, hono, the tools' libraries)", async () => {
     // The third-party code a plain turn never runs is in chunks of its own, not in the main bundle.
     for (const chunk of CHUNKS) expect(existsSync(join(dist, chunk)), `dist/${chunk}`).toBe(true);
-    const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
-    cleanups.push(() => fake.close());
-    const home = tempHome(fakeConfig(fake.baseUri));
-    cleanups.push(() => home.dispose());
+    const { home } = await providerAndHome({ replies: [{ text: 'done' }] });
     const probe = builtinsProbe();
     const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: probe.env });
     expect(result.code, result.stderr).toBe(0);
@@ -156,16 +167,16 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
 
   for (const cache of ['on', 'off'] as const) {
     it(`CLI-2 MCP-3 (issue 22, code cache ${cache}${cache === 'off' ? ": Node's own require, as on Node 22" : ''}) crystal run with an MCP server reads the MCP SDK chunk (dist/mcp-sdk.cjs) once, no other, and the server's tool works`, async () => {
-      const fake = await FakeProvider.start({
-        replies: [
-          { toolCalls: [{ id: 'e', name: 'mcp__everything__echo', arguments: { message: 'from the chunk' } }] },
-          { text: 'echoed' },
-        ],
-        whenExhausted: 'error',
-      });
-      cleanups.push(() => fake.close());
-      const home = tempHome(fakeConfig(fake.baseUri, { mcpServers: { everything: EVERYTHING } }));
-      cleanups.push(() => home.dispose());
+      const { fake, home } = await providerAndHome(
+        {
+          replies: [
+            { toolCalls: [{ id: 'e', name: 'mcp__everything__echo', arguments: { message: 'from the chunk' } }] },
+            { text: 'echoed' },
+          ],
+          whenExhausted: 'error',
+        },
+        { mcpServers: { everything: EVERYTHING } },
+      );
       const probe = builtinsProbe();
       const env = { ...probe.env, CRYSTAL_COMPILE_CACHE: cache === 'off' ? 'off' : join(tempDir('crystal-cc-'), 'compile') };
       const result = await runCrystal(['run', '--format', 'json', 'use the MCP tool'], { home: home.path, env });
@@ -186,10 +197,7 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
   }
 
   it('CLI-2 a second turn of the session (a context to record) still loads no node:tls, node:https, node:zlib or node:child_process', async () => {
-    const fake = await FakeProvider.start({ replies: [{ text: 'first' }, { text: 'second' }] });
-    cleanups.push(() => fake.close());
-    const home = tempHome(fakeConfig(fake.baseUri));
-    cleanups.push(() => home.dispose());
+    const { home } = await providerAndHome({ replies: [{ text: 'first' }, { text: 'second' }] });
     const cwd = tempDir('crystal-ws-');
     const first = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, cwd });
     expect(first.code, first.stderr).toBe(0);
@@ -213,7 +221,7 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
 
   for (const cache of ['on', 'off'] as const) {
     it(`CLI-2 (issue 22, code cache ${cache}) a turn that writes and lists files reads the tools' chunk (dist/tools-vendor.cjs: diff, picomatch) once, then, and the tools work`, async () => {
-      const fake = await FakeProvider.start({
+      const { fake, home } = await providerAndHome({
         replies: [
           { toolCalls: [{ id: 'w', name: 'write', arguments: { path: 'notes/a.md', contents: 'one\n' } }] },
           { toolCalls: [{ id: 'g', name: 'glob', arguments: { pattern: '**/*.md' } }] },
@@ -221,9 +229,6 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
         ],
         whenExhausted: 'error',
       });
-      cleanups.push(() => fake.close());
-      const home = tempHome(fakeConfig(fake.baseUri));
-      cleanups.push(() => home.dispose());
       const cwd = tempDir('crystal-ws-');
       writeFileSync(join(cwd, '.gitignore'), 'ignored.md\n');
       writeFileSync(join(cwd, 'ignored.md'), 'hidden\n');
@@ -248,12 +253,9 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
   }
 
   it('CLI-2 a turn that runs a command loads node:child_process then (the lazy load still runs bash)', async () => {
-    const fake = await FakeProvider.start({
+    const { fake, home } = await providerAndHome({
       replies: [{ toolCalls: [{ name: 'bash', arguments: { command: 'echo lazy-$((40+2))' } }] }, { text: 'ran it' }],
     });
-    cleanups.push(() => fake.close());
-    const home = tempHome(fakeConfig(fake.baseUri));
-    cleanups.push(() => home.dispose());
     const probe = builtinsProbe();
     const result = await runCrystal(['run', '--approval', 'full', '--format', 'json', 'run it'], {
       home: home.path,
