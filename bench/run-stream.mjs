@@ -8,7 +8,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compare, inheritedNote, printFigure, rssFigure, runCount, timeFigure } from './lib/harness.mjs';
+import {
+  compare,
+  inheritedNote,
+  pageFaultMicros,
+  pageFigure,
+  printFigure,
+  rssFigure,
+  runCount,
+  timeFigure,
+} from './lib/harness.mjs';
 
 const TOKENS = 2000;
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
@@ -81,6 +90,9 @@ try {
     ...timeFigure(`run-stream: crystal run --format json (${TOKENS} tokens) vs node:http floor`, http, 1.2),
     environment: 'scrubbed',
   });
+  // What the fresh pages crystal touches beyond the floor's (its bundle's text, the objects its code cache becomes,
+  // the engine's modules) cost at this machine's price of a page: on a VM with slow faults, much of the gap above.
+  printFigure(pageFigure('run-stream: fresh pages touched, crystal run vs node:http floor', http, pageFaultMicros()));
   const cold = await compare({
     subject: { ...subject, env: { ...subject.env, CRYSTAL_COMPILE_CACHE: 'off' } },
     baseline: floor('http-floor.mjs', 'node:http'),
