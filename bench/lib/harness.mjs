@@ -171,10 +171,10 @@ export function timeFigure(name, result, goal) {
 
 /**
  * What one minor page fault (a page of fresh memory touched for the first time) costs on this machine, in µs: the
- * median of `runs` fresh processes each filling a new 64 MiB buffer, time over faults. Well under 1 µs on bare
- * metal; on a VM whose guest faults exit to the host it can be 10-100 times that, and then the pages a process touches
- * weigh in a start-up figure far more than its code does (`pageFigure`). It assumes 4 KiB pages: with transparent huge
- * pages set to `always`, a fault can map 2 MiB and the price per fault means little.
+ * median of `runs` fresh processes each filling a new 64 MiB buffer, time over faults (undefined when none were
+ * counted). Well under 1 µs on bare metal; on a VM whose guest faults exit to the host it can be 10-100 times that, and
+ * then the pages a process touches weigh in a start-up figure far more than its code does (`pageFigure`). It assumes
+ * 4 KiB pages: with transparent huge pages set to `always`, a fault can map 2 MiB and the price per fault means little.
  */
 export function pageFaultMicros(runs = 3) {
   const script = `
@@ -188,9 +188,11 @@ export function pageFaultMicros(runs = 3) {
   for (let i = 0; i < runs; i++) {
     const out = spawnSync(process.execPath, ['-e', script], { env: scrubbedEnv(), encoding: 'utf8' });
     if (out.status !== 0) throw new Error(`the page-fault probe failed: ${out.stderr}`);
-    samples.push(Number(out.stdout));
+    const micros = Number(out.stdout);
+    // No faults counted (huge pages, another kernel): no price, rather than a division by zero.
+    if (Number.isFinite(micros) && micros > 0) samples.push(micros);
   }
-  return median(samples);
+  return samples.length > 0 ? median(samples) : undefined;
 }
 
 /**
@@ -202,17 +204,17 @@ export function pageFigure(name, result, micros) {
   const { faultsMedian: subject } = result.subject;
   const { faultsMedian: baseline } = result.baseline;
   if (subject === undefined || baseline === undefined) throw new Error(`${name}: the probe wrote no page faults`);
-  const extraMs = ((subject - baseline) * micros) / 1000;
+  const extraMs = micros === undefined ? undefined : ((subject - baseline) * micros) / 1000;
   const gapMs = result.subject.median - result.baseline.median;
   return {
     figure: name,
     subject_faults: subject,
     baseline_faults: baseline,
     extra_faults: subject - baseline,
-    page_fault_us: round(micros, 2),
-    extra_faults_ms: round(extraMs),
+    page_fault_us: micros === undefined ? null : round(micros, 2),
+    extra_faults_ms: extraMs === undefined ? null : round(extraMs),
     gap_ms: round(gapMs),
-    share_of_gap: gapMs > 0 ? round(extraMs / gapMs, 2) : null,
+    share_of_gap: extraMs !== undefined && gapMs > 0 ? round(extraMs / gapMs, 2) : null,
     goal: null,
     met: true,
     runs: result.runs,
