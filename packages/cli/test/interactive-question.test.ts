@@ -30,8 +30,10 @@ describe('the question overlay', () => {
     await session.waitFor('Type a message');
     await session.type('set up storage');
     session.write('\r');
-    const overlay = await session.waitFor('Which database should the service use?');
-    expect(overlay).toContain('› 1. Postgres  relational, the default');
+    // The overlay's own row: the question's text shows first on the call's card in the
+    // transcript, a frame before the overlay (a busy machine once caught that frame).
+    const overlay = await session.waitFor('› 1. Postgres  relational, the default');
+    expect(overlay).toContain('Which database should the service use?');
     expect(overlay).toContain('2. SQLite');
     expect(overlay).toMatch(/Waiting For Answer · \d/);
     session.write('\x1b[B');
@@ -49,7 +51,8 @@ describe('the question overlay', () => {
     await session.waitFor('Type a message');
     await session.type('name it');
     session.write('\r');
-    await session.waitFor('What name?');
+    // The overlay's header: Escape sent while only the call's card shows would stop the turn instead.
+    await session.waitFor('Question · Name');
     session.write('\x1b');
     await session.waitFor('No answer then.');
     expect(session.screen()).not.toContain('╭─ Question');
