@@ -1,3 +1,5 @@
+import { homeConfigMemo, type ValidatedConfigMemo } from '@crystal/engine';
+
 /**
  * The build this process runs: the main bundle's content hash, which the bin's launcher
  * (launch.ts) leaves for the bundle. Undefined when the CLI was not started by the bin (tests
@@ -8,3 +10,28 @@ export function currentBuild(): string | undefined {
   const build = (globalThis as Record<symbol, unknown>)[Symbol.for('crystal.build')];
   return typeof build === 'string' && /^[0-9a-f]{8,64}$/.test(build) ? build : undefined;
 }
+
+/**
+ * The validated-configuration memo of this build in `home` (engine `homeConfigMemo`). A start that
+ * validates `config.json` and keeps the result marks itself one-off: the next start of this build
+ * recalls the result and compiles none of the validation (zod's schemas and checks), so this one's
+ * functions are not what later starts run, and the bin leaves the code cache to a later start
+ * (launch.ts). Written now, the cache would hold ~120 KB of validation code that every later
+ * start deserialises and never runs (~4 ms of a `crystal run` here). A memo that cannot be kept
+ * (a read-only Home) leaves every start validating: those starts write the cache as before.
+ */
+export function configMemo(home: string): ValidatedConfigMemo | undefined {
+  const memo = homeConfigMemo(home, currentBuild());
+  if (memo === undefined) return undefined;
+  return {
+    recall: (file, text) => memo.recall(file, text),
+    remember(file, text, config, warnings) {
+      const kept = memo.remember(file, text, config, warnings);
+      if (kept) (globalThis as Record<symbol, unknown>)[ONE_OFF_START] = true;
+      return kept;
+    },
+  };
+}
+
+/** Set when this start did work the next start of the same build skips (launch.ts reads it). */
+export const ONE_OFF_START = Symbol.for('crystal.oneOffStart');

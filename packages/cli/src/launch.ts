@@ -321,10 +321,15 @@ function compileCached(file: string, { source, cachedData }: Read, options: Comp
     // At exit the functions the command compiled are in the data too. Only a command that
     // succeeded or opened a session writes it (packages/core/src/warm-start.ts): one that failed
     // or was interrupted early (a config error, Ctrl+C twice before the terminal's session
-    // opened) compiled a fraction of its code, and an accepted cache is never rewritten.
+    // opened) compiled a fraction of its code, and an accepted cache is never rewritten. Nor does
+    // a start that did one-off work (build.ts `configMemo`: it validated config.json, which the
+    // next start of this build recalls): its cache would carry code later starts never run.
     process.once('exit', (code) => {
-      const warm = (globalThis as Record<symbol, unknown>)[Symbol.for('crystal.warmStart')] === true;
-      if (code === 0 || warm) writeCache(cacheFile, script.createCachedData(), keep);
+      const flags = globalThis as Record<symbol, unknown>;
+      if (flags[Symbol.for('crystal.oneOffStart')] === true) return;
+      if (code === 0 || flags[Symbol.for('crystal.warmStart')] === true) {
+        writeCache(cacheFile, script.createCachedData(), keep);
+      }
     });
   }
   const wrapper = script.runInThisContext() as (

@@ -3,7 +3,6 @@ import { resolve } from 'node:path';
 import {
   discoverCommands,
   expandCommand,
-  homeConfigMemo,
   loadConfig,
   matchCustomCommand,
   type MarkerSpan,
@@ -14,7 +13,7 @@ import {
   UsageError,
   withServedOllamaModels,
 } from '@crystal/engine';
-import { currentBuild } from './build.js';
+import { configMemo } from './build.js';
 import { attachImageFiles } from './image-files.js';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
@@ -33,7 +32,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   // CMD-1: `/name args` runs a custom command: its expanded text is the prompt.
   const { text: message, allowedTools } = expandRunPrompt(prompt, { home, workspace });
   // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
-  const config = await withServedOllamaModels(home, loadConfig(home, homeConfigMemo(home, currentBuild())), {
+  const config = await withServedOllamaModels(home, loadConfig(home, configMemo(home)), {
     provider: options.provider,
     model: options.model,
   });

@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { homeConfigMemo, loadConfig, resolveHome, SessionController, UsageError } from '@crystal/engine';
-import { currentBuild } from './build.js';
+import { loadConfig, resolveHome, SessionController, UsageError } from '@crystal/engine';
+import { configMemo } from './build.js';
 import { ensureTrusted } from './trust-prompt.js';
 import { startWebHost } from '@crystal/web';
 import { parseRunOptions, type RunOptions } from './run-options.js';
@@ -98,7 +98,7 @@ async function serve(options: WebOptions): Promise<number> {
   const s = options.session;
   const home = resolveHome(s.home);
   const workspace = resolve(s.workspace ?? process.cwd());
-  const config = loadConfig(home, homeConfigMemo(home, currentBuild()));
+  const config = loadConfig(home, configMemo(home));
   await ensureTrusted(home, workspace, config);
   const controller = await SessionController.open({
     home,

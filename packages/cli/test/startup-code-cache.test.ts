@@ -10,9 +10,10 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
+import { homeConfigMemo, loadConfig } from '@crystal/engine';
 import { crystalBin, FakeProvider, fakeConfig, repoRoot, runCrystal, tempDir, tempHome } from '@crystal/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Scenario, scenario } from './pty-harness.js';
+import { PtySession, type Scenario, scenario, scenarioOf } from './pty-harness.js';
 
 const bundle = join(crystalBin, '../../dist/crystal.cjs');
 const terminalBundle = join(crystalBin, '../../dist/terminal.cjs');
@@ -29,6 +30,20 @@ async function start(env: Record<string, string | undefined>, home?: string) {
 
 function cacheFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.v8')) : [];
+}
+
+/**
+ * What a user's earlier start of this build leaves in `home`: its config.json validated and the
+ * result remembered (packages/cli/src/build.ts `configMemo`), here by the engine's own loader.
+ * The next start recalls it, does no one-off work, and so writes its code cache; a start that
+ * validates writes none (the last test of this block).
+ */
+function rememberConfig(home: string): void {
+  const build = createHash('sha256').update(readFileSync(bundle)).digest('hex').slice(0, 16);
+  loadConfig(home, homeConfigMemo(home, build));
+  expect(readdirSync(join(home, 'cache')).filter((f) => f.startsWith('validated-config-'))).toEqual([
+    `validated-config-${build}.json`,
+  ]);
 }
 
 /**
@@ -132,6 +147,7 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
   it('issue 22 item 4 a command that opened a session keeps its cache however it ends (a turn refused with 401 exits 1)', async () => {
     const fake = await FakeProvider.start({ replies: [{ error: { status: 401 } }] });
     const home = tempHome(fakeConfig(fake.baseUri));
+    rememberConfig(home.path);
     try {
       const dir = join(tempDir('crystal-ccache-'), 'compile');
       const result = await runCrystal(['run', '--format', 'json', 'hi'], {
@@ -141,6 +157,47 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
       expect(result.code).not.toBe(0);
       expect(fake.requests.length).toBeGreaterThan(0);
       expect(cacheFiles(dir)).toHaveLength(1);
+    } finally {
+      await fake.close();
+      home.dispose();
+    }
+  });
+
+  it('issue 22 item 4 a start that validates config.json (one-off work: the next start of this build recalls the result) writes no cache, which would carry the validation code every later start deserialises; the next start writes it, the one after reads it', async () => {
+    const fake = await FakeProvider.start({ replies: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] });
+    const home = tempHome(fakeConfig(fake.baseUri));
+    try {
+      const dir = join(tempDir('crystal-ccache-'), 'compile');
+      const run = async () => {
+        const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
+        expect(result.code, result.stderr).toBe(0);
+      };
+      await run();
+      expect(readdirSync(join(home.path, 'cache')).filter((f) => f.startsWith('validated-config-'))).toHaveLength(1);
+      expect(cacheFiles(dir)).toEqual([]);
+      await run();
+      const name = cacheName(bundle, 'run');
+      expect(cacheFiles(dir)).toEqual([name]);
+      const written = statSync(join(dir, name));
+      await run();
+      expect(statSync(join(dir, name)).ino).toBe(written.ino);
+      expect(statSync(join(dir, name)).mtimeMs).toBe(written.mtimeMs);
+      expect(fake.requests).toHaveLength(3);
+    } finally {
+      await fake.close();
+      home.dispose();
+    }
+  });
+
+  it('issue 22 item 4 a Home that cannot keep the validated configuration (a file where its cache folder goes) validates at every start, so its first start writes the cache', async () => {
+    const fake = await FakeProvider.start({ replies: [{ text: 'one' }] });
+    const home = tempHome(fakeConfig(fake.baseUri));
+    try {
+      writeFileSync(join(home.path, 'cache'), 'not a folder');
+      const dir = join(tempDir('crystal-ccache-'), 'compile');
+      const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
+      expect(result.code, result.stderr).toBe(0);
+      expect(cacheFiles(dir)).toEqual([cacheName(bundle, 'run')]);
     } finally {
       await fake.close();
       home.dispose();
@@ -178,6 +235,7 @@ async function mcpRun(dir: string) {
   const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
   const everything = { command: process.execPath, args: [join(everythingRoot, 'dist', 'index.js'), 'stdio'] };
   const home = tempHome(fakeConfig(fake.baseUri, { mcpServers: { everything } }));
+  rememberConfig(home.path);
   try {
     const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
     // The server was up and its tools offered: the chunk ran.
@@ -267,6 +325,7 @@ describe('issue 22: the chunks next to the main bundle, each with its own cache'
     const plain = join(tempDir('crystal-cc-'), 'compile');
     const fake = await FakeProvider.start({ replies: [{ text: 'done' }] });
     const home = tempHome(fakeConfig(fake.baseUri));
+    rememberConfig(home.path);
     try {
       const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: plain } });
       expect(result.code, result.stderr).toBe(0);
@@ -317,7 +376,12 @@ afterEach(async () => {
 
 /** A terminal session on a pty with the cache in `dir`: opened (the cache is worth keeping), then Ctrl+C twice. */
 async function terminalSession(dir: string): Promise<string> {
-  current = await scenario({ replies: [], env: { CRYSTAL_COMPILE_CACHE: dir } });
+  const fake = await FakeProvider.start({ replies: [], whenExhausted: 'error' });
+  const home = tempHome(fakeConfig(fake.baseUri));
+  rememberConfig(home.path);
+  const workspace = tempDir('crystal-ws-');
+  const env = { CRYSTAL_COMPILE_CACHE: dir };
+  current = scenarioOf(fake, home, workspace, PtySession.start({ home: home.path, cwd: workspace, env }));
   const { session } = current;
   await session.waitFor('CTX 0%');
   session.write('\x03');

@@ -41,7 +41,10 @@ function recording(recalled?: { config: unknown; warnings: readonly string[] }) 
       recalls++;
       return recalled;
     },
-    remember: (file, text, config, warnings) => remembered.push({ file, text, config, warnings }),
+    remember: (file, text, config, warnings) => {
+      remembered.push({ file, text, config, warnings });
+      return true;
+    },
   };
   return { memo, remembered, recalls: () => recalls };
 }
@@ -82,6 +85,8 @@ describe('issue 22 item 4: the validated-configuration memo', () => {
     const recalled = homeConfigMemo(dir, BUILD)?.recall(join(dir, 'config.json'), TEXT);
     expect(recalled?.config).toEqual(JSON.parse(JSON.stringify(validated)));
     expect(loadConfig(dir, homeConfigMemo(dir, BUILD))).toEqual(validated);
+    // Kept, it says so (the CLI then leaves its code cache to the next start, cli/src/build.ts).
+    expect(homeConfigMemo(dir, BUILD)?.remember(join(dir, 'config.json'), TEXT, validated, [])).toBe(true);
   });
 
   it('issue 22 item 4 another text, another file or another build is validated again; a changed config that is now invalid is refused', () => {
@@ -133,5 +138,7 @@ describe('issue 22 item 4: the validated-configuration memo', () => {
     writeFileSync(homePaths(dir).cache, 'not a folder');
     for (let i = 0; i < 2; i++) expect(loadConfig(dir, homeConfigMemo(dir, BUILD))).toMatchObject({ provider: 'fake' });
     expect(readFileSync(homePaths(dir).cache, 'utf8')).toBe('not a folder');
+    // Not kept, and it says so: the start that validated is then as every later one.
+    expect(homeConfigMemo(dir, BUILD)?.remember(join(dir, 'config.json'), TEXT, {}, [])).toBe(false);
   });
 });

@@ -3,16 +3,8 @@
  * before it): the config load and its errors, the connect and trust checks, the session open,
  * and the terminal or plain surface.
  */
-import {
-  assertConnectable,
-  homeConfigMemo,
-  isTrusted,
-  loadConfig,
-  SessionController,
-  UsageError,
-  withServedOllamaModels,
-} from '@crystal/engine';
-import { currentBuild } from '../build.js';
+import { assertConnectable, isTrusted, loadConfig, SessionController, UsageError, withServedOllamaModels } from '@crystal/engine';
+import { configMemo } from '../build.js';
 import { defaultClipboardReader } from './clipboard.js';
 import type { EarlyTerminal } from './early.js';
 import { DEFAULT_VIEW, type InteractiveDeps } from './index.js';
@@ -37,7 +29,7 @@ export async function openInteractive(options: InteractiveOptions, deps: Interac
   let config: Awaited<ReturnType<typeof withServedOllamaModels>>;
   try {
     // Local Ollama: the models it serves join the catalog, with their context windows (SETUP-3).
-    config = await withServedOllamaModels(home, loadConfig(home, homeConfigMemo(home, currentBuild())), {
+    config = await withServedOllamaModels(home, loadConfig(home, configMemo(home)), {
       provider: options.provider,
       model: options.model,
     });

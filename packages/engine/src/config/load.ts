@@ -33,8 +33,8 @@ export function configPath(home: string): string {
 export interface ValidatedConfigMemo {
   /** What validating exactly `text` of `file` gave before, or undefined. */
   recall(file: string, text: string): { readonly config: unknown; readonly warnings: readonly string[] } | undefined;
-  /** Remembers the result of a successful validation. */
-  remember(file: string, text: string, config: Config, warnings: readonly string[]): void;
+  /** Remembers the result of a successful validation; whether it was kept for the next start. */
+  remember(file: string, text: string, config: Config, warnings: readonly string[]): boolean;
 }
 
 /** Loads and validates `config.json`; a missing file is an empty configuration. */

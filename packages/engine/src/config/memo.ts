@@ -49,7 +49,7 @@ export function homeConfigMemo(home: string, build: string | undefined): Validat
       return { config: entry.config, warnings: entry.warnings };
     },
     remember(file, text, config, warnings) {
-      write(dir, path, JSON.stringify({ file, text, config, warnings } satisfies Entry));
+      return write(dir, path, JSON.stringify({ file, text, config, warnings } satisfies Entry));
     },
   };
 }
@@ -82,25 +82,30 @@ function read(dir: string, path: string): Entry | undefined {
   }
 }
 
-/** Replaces the file atomically (a reader sees the old entry or the new one); other builds' entries go. */
-function write(dir: string, path: string, text: string): void {
+/**
+ * Replaces the file atomically (a reader sees the old entry or the new one); other builds' entries
+ * go. Whether the entry was kept (the next start will read it).
+ */
+function write(dir: string, path: string, text: string): boolean {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const folder = lstatSync(dir);
-    if (!folder.isDirectory() || !ours(folder)) return;
+    if (!folder.isDirectory() || !ours(folder)) return false;
     const temp = `${path}.${process.pid}.${uniqueHex(4)}.tmp`;
     writeFileSync(temp, text, { mode: 0o600, flag: 'wx' });
     try {
       renameSync(temp, path);
     } catch {
       rmSync(temp, { force: true });
-      return;
+      return false;
     }
     const name = path.slice(dir.length + 1);
     for (const other of readdirSync(dir)) {
       if (other.startsWith(PREFIX) && other !== name) rmSync(join(dir, other), { force: true });
     }
+    return true;
   } catch {
     // A full disk, a read-only Home: the next start validates again.
+    return false;
   }
 }
