@@ -12,13 +12,15 @@ export function currentBuild(): string | undefined {
 }
 
 /**
- * The validated-configuration memo of this build in `home` (engine `homeConfigMemo`). A start that
- * validates `config.json` and keeps the result marks itself one-off: the next start of this build
- * recalls the result and compiles none of the validation (zod's schemas and checks), so this one's
- * functions are not what later starts run, and the bin leaves the code cache to a later start
- * (launch.ts). Written now, the cache would hold ~120 KB of validation code that every later
- * start deserialises and never runs (~4 ms of a `crystal run` here). A memo that cannot be kept
- * (a read-only Home) leaves every start validating: those starts write the cache as before.
+ * The validated-configuration memo of this build in `home` (engine `homeConfigMemo`). The first
+ * start of a build in a Home (after an install or an upgrade) validates `config.json` and keeps
+ * the result; it marks itself one-off: the next start recalls the result and compiles none of the
+ * validation (zod's schemas and checks), so this one's functions are not what later starts run,
+ * and the bin leaves the code cache to a later start (launch.ts). Written now, the cache would
+ * hold ~115 KB of validation code that every later start deserialises and never runs (1-2 ms of
+ * each start here, bench/code-cache.mjs). Only the first: a start after an edit writes the cache
+ * (a `config.json` rewritten before every start, as a script may, would otherwise leave every
+ * start without one), and so does every start of a Home that cannot keep the memo.
  */
 export function configMemo(home: string): ValidatedConfigMemo | undefined {
   const memo = homeConfigMemo(home, currentBuild());
@@ -26,8 +28,9 @@ export function configMemo(home: string): ValidatedConfigMemo | undefined {
   return {
     recall: (file, text) => memo.recall(file, text),
     remember(file, text, config, warnings) {
+      const first = !memo.found;
       const kept = memo.remember(file, text, config, warnings);
-      if (kept) (globalThis as Record<symbol, unknown>)[ONE_OFF_START] = true;
+      if (kept && first) (globalThis as Record<symbol, unknown>)[ONE_OFF_START] = true;
       return kept;
     },
   };

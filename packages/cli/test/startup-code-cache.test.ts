@@ -189,6 +189,29 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
     }
   });
 
+  it('issue 22 item 4 only the first start of a build in a Home leaves the cache to the next: a start after config.json was edited validates and writes it (a file rewritten before every start would otherwise never get one)', async () => {
+    const fake = await FakeProvider.start({ replies: [{ text: 'one' }, { text: 'two' }] });
+    const home = tempHome(fakeConfig(fake.baseUri));
+    try {
+      const dir = join(tempDir('crystal-ccache-'), 'compile');
+      const run = async () => {
+        const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
+        expect(result.code, result.stderr).toBe(0);
+      };
+      await run();
+      expect(cacheFiles(dir)).toEqual([]);
+      // The same settings in another text: the memo holds the old text, so this start validates.
+      const file = join(home.path, 'config.json');
+      writeFileSync(file, JSON.stringify(JSON.parse(readFileSync(file, 'utf8')), null, 4));
+      await run();
+      expect(cacheFiles(dir)).toEqual([cacheName(bundle, 'run')]);
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await fake.close();
+      home.dispose();
+    }
+  });
+
   it('issue 22 item 4 a Home that cannot keep the validated configuration (a file where its cache folder goes) validates at every start, so its first start writes the cache', async () => {
     const fake = await FakeProvider.start({ replies: [{ text: 'one' }] });
     const home = tempHome(fakeConfig(fake.baseUri));

@@ -75,7 +75,10 @@ describe('issue 22 item 4: the validated-configuration memo', () => {
 
   it('issue 22 item 4 Home keeps it (cache/, 0700; the file 0600); the next load of the same text recalls exactly what validating gave', () => {
     const dir = home();
-    const validated = loadConfig(dir, homeConfigMemo(dir, BUILD));
+    // Nothing of this build yet: `found` says so (the CLI then leaves its code cache to the next start).
+    const first = homeConfigMemo(dir, BUILD);
+    const validated = loadConfig(dir, first);
+    expect(first?.found).toBe(false);
     expect(validated).toMatchObject({ provider: 'fake', thinkingEffort: 'maximum' });
     const [name] = memoFiles(dir);
     expect(name).toBe(`validated-config-${BUILD}.json`);
@@ -84,7 +87,13 @@ describe('issue 22 item 4: the validated-configuration memo', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const recalled = homeConfigMemo(dir, BUILD)?.recall(join(dir, 'config.json'), TEXT);
     expect(recalled?.config).toEqual(JSON.parse(JSON.stringify(validated)));
-    expect(loadConfig(dir, homeConfigMemo(dir, BUILD))).toEqual(validated);
+    const again = homeConfigMemo(dir, BUILD);
+    expect(loadConfig(dir, again)).toEqual(validated);
+    expect(again?.found).toBe(true);
+    // Another text of this build's file: not recalled, but an entry of this build was found.
+    const edited = homeConfigMemo(dir, BUILD);
+    expect(edited?.recall(join(dir, 'config.json'), `${TEXT} `)).toBeUndefined();
+    expect(edited?.found).toBe(true);
     // Kept, it says so (the CLI then leaves its code cache to the next start, cli/src/build.ts).
     expect(homeConfigMemo(dir, BUILD)?.remember(join(dir, 'config.json'), TEXT, validated, [])).toBe(true);
   });

@@ -37,14 +37,29 @@ interface Entry {
   readonly warnings: readonly string[];
 }
 
+/** The memo of one build in one Home. */
+export interface HomeConfigMemo extends ValidatedConfigMemo {
+  /**
+   * Whether the last `recall` found an entry of this build, for this text or another: false
+   * before this build first validated in this Home (a new install or upgrade), true after a
+   * `config.json` edit.
+   */
+  readonly found: boolean;
+}
+
 /** The memo of `build` in `home`, or undefined when no build is known (nothing is kept then). */
-export function homeConfigMemo(home: string, build: string | undefined): ValidatedConfigMemo | undefined {
+export function homeConfigMemo(home: string, build: string | undefined): HomeConfigMemo | undefined {
   if (build === undefined || !/^[0-9A-Za-z_-]{1,64}$/.test(build)) return undefined;
   const dir = homePaths(home).cache;
   const path = join(dir, `${PREFIX}${build}.json`);
+  let found = false;
   return {
+    get found() {
+      return found;
+    },
     recall(file, text) {
       const entry = read(dir, path);
+      found = entry !== undefined;
       if (entry === undefined || entry.file !== file || entry.text !== text) return undefined;
       return { config: entry.config, warnings: entry.warnings };
     },
