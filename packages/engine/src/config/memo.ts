@@ -115,8 +115,12 @@ function write(dir: string, path: string, text: string): boolean {
       return false;
     }
     const name = path.slice(dir.length + 1);
-    for (const other of readdirSync(dir)) {
-      if (other.startsWith(PREFIX) && other !== name) rmSync(join(dir, other), { force: true });
+    try {
+      for (const other of readdirSync(dir)) {
+        if (other.startsWith(PREFIX) && other !== name) rmSync(join(dir, other), { force: true });
+      }
+    } catch {
+      // Another build's entry left behind is never read; this one is kept either way.
     }
     return true;
   } catch {
