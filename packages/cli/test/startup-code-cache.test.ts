@@ -32,6 +32,26 @@ function cacheFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.v8')) : [];
 }
 
+/** A Home configured for a fake provider with `replies` answers and a new cache folder; `run` is one `crystal run hi` there that must succeed. */
+async function inRunHome(
+  replies: number,
+  test: (context: { run: () => Promise<void>; home: string; dir: string; fake: FakeProvider }) => Promise<void>,
+): Promise<void> {
+  const fake = await FakeProvider.start({ replies: Array.from({ length: replies }, (_, i) => ({ text: `reply ${i + 1}` })) });
+  const home = tempHome(fakeConfig(fake.baseUri));
+  const dir = join(tempDir('crystal-ccache-'), 'compile');
+  const run = async (): Promise<void> => {
+    const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
+    expect(result.code, result.stderr).toBe(0);
+  };
+  try {
+    await test({ run, home: home.path, dir, fake });
+  } finally {
+    await fake.close();
+    home.dispose();
+  }
+}
+
 /**
  * What a user's earlier start of this build leaves in `home`: its config.json validated and the
  * result remembered (packages/cli/src/build.ts `configMemo`), here by the engine's own loader.
@@ -164,16 +184,9 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
   });
 
   it('issue 22 item 4 a start that validates config.json (one-off work: the next start of this build recalls the result) writes no cache, which would carry the validation code every later start deserialises; the next start writes it, the one after reads it', async () => {
-    const fake = await FakeProvider.start({ replies: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] });
-    const home = tempHome(fakeConfig(fake.baseUri));
-    try {
-      const dir = join(tempDir('crystal-ccache-'), 'compile');
-      const run = async () => {
-        const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
-        expect(result.code, result.stderr).toBe(0);
-      };
+    await inRunHome(3, async ({ run, home, dir, fake }) => {
       await run();
-      expect(readdirSync(join(home.path, 'cache')).filter((f) => f.startsWith('validated-config-'))).toHaveLength(1);
+      expect(readdirSync(join(home, 'cache')).filter((f) => f.startsWith('validated-config-'))).toHaveLength(1);
       expect(cacheFiles(dir)).toEqual([]);
       await run();
       const name = cacheName(bundle, 'run');
@@ -183,48 +196,28 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
       expect(statSync(join(dir, name)).ino).toBe(written.ino);
       expect(statSync(join(dir, name)).mtimeMs).toBe(written.mtimeMs);
       expect(fake.requests).toHaveLength(3);
-    } finally {
-      await fake.close();
-      home.dispose();
-    }
+    });
   });
 
   it('issue 22 item 4 only the first start of a build in a Home leaves the cache to the next: a start after config.json was edited validates and writes it (a file rewritten before every start would otherwise never get one)', async () => {
-    const fake = await FakeProvider.start({ replies: [{ text: 'one' }, { text: 'two' }] });
-    const home = tempHome(fakeConfig(fake.baseUri));
-    try {
-      const dir = join(tempDir('crystal-ccache-'), 'compile');
-      const run = async () => {
-        const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
-        expect(result.code, result.stderr).toBe(0);
-      };
+    await inRunHome(2, async ({ run, home, dir, fake }) => {
       await run();
       expect(cacheFiles(dir)).toEqual([]);
       // The same settings in another text: the memo holds the old text, so this start validates.
-      const file = join(home.path, 'config.json');
+      const file = join(home, 'config.json');
       writeFileSync(file, JSON.stringify(JSON.parse(readFileSync(file, 'utf8')), null, 4));
       await run();
       expect(cacheFiles(dir)).toEqual([cacheName(bundle, 'run')]);
       expect(fake.requests).toHaveLength(2);
-    } finally {
-      await fake.close();
-      home.dispose();
-    }
+    });
   });
 
   it('issue 22 item 4 a Home that cannot keep the validated configuration (a file where its cache folder goes) validates at every start, so its first start writes the cache', async () => {
-    const fake = await FakeProvider.start({ replies: [{ text: 'one' }] });
-    const home = tempHome(fakeConfig(fake.baseUri));
-    try {
-      writeFileSync(join(home.path, 'cache'), 'not a folder');
-      const dir = join(tempDir('crystal-ccache-'), 'compile');
-      const result = await runCrystal(['run', 'hi'], { home: home.path, env: { CRYSTAL_COMPILE_CACHE: dir } });
-      expect(result.code, result.stderr).toBe(0);
+    await inRunHome(1, async ({ run, home, dir }) => {
+      writeFileSync(join(home, 'cache'), 'not a folder');
+      await run();
       expect(cacheFiles(dir)).toEqual([cacheName(bundle, 'run')]);
-    } finally {
-      await fake.close();
-      home.dispose();
-    }
+    });
   });
 
   it('issue 22 item 4 the bundle (and each bundle and chunk next to it) is pure ASCII, so Node holds its source as a one-byte string (a non-ASCII byte doubles it)', () => {
