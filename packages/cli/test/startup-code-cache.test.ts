@@ -52,14 +52,19 @@ async function inRunHome(
   }
 }
 
+/** A file's content hash as the build names it (scripts/bundle.mjs): the first 16 hex digits of its SHA-256. */
+function contentHash(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
+}
+
 /**
  * What a user's earlier start of this build leaves in `home`: its config.json validated and the
  * result remembered (packages/cli/src/build.ts `configMemo`), here by the engine's own loader.
- * The next start recalls it, does no one-off work, and so writes its code cache; a start that
- * validates writes none (the last test of this block).
+ * The next start recalls it, does no one-off work, and so writes its code cache; the first start
+ * of a build in a Home writes none (the test "a start that validates config.json ...").
  */
 function rememberConfig(home: string): void {
-  const build = createHash('sha256').update(readFileSync(bundle)).digest('hex').slice(0, 16);
+  const build = contentHash(bundle);
   loadConfig(home, homeConfigMemo(home, build));
   expect(readdirSync(join(home, 'cache')).filter((f) => f.startsWith('validated-config-'))).toEqual([
     `validated-config-${build}.json`,
@@ -239,8 +244,7 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
 
 /** The cache file name of `file` for a kind of command: its own content hash, this Node, the kind. */
 function cacheName(file: string, kind: string): string {
-  const hash = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
-  return `${hash}-${process.version}-${process.arch}-${kind}.v8`;
+  return `${contentHash(file)}-${process.version}-${process.arch}-${kind}.v8`;
 }
 
 /** The cache file name of `file` for a terminal session. */
