@@ -36,6 +36,15 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
  */
 const PLAIN_TAIL = /^[A-Za-z][^\n\r\t*_`~[\]<>&\\|!#@:^$]*$/;
 
+/**
+ * Whether `text`, continuing an open paragraph, lexes as one text token of itself: one line of
+ * plain words (`PLAIN_TAIL`) with no `www.` (GFM would link it). Such text is wrapped as it is,
+ * without the lexer, as a span of the shape `inline` gives (`style` present, undefined).
+ */
+function plainLine(text: string): boolean {
+  return PLAIN_TAIL.test(text) && !/www\./i.test(text);
+}
+
 interface Fence {
   readonly char: string;
   readonly length: number;
@@ -215,7 +224,16 @@ export class MarkdownStream {
     if (tail.length <= PARAGRAPH_FREEZE_AT) return;
     const split = neutralSplit(tail, tail.length - PARAGRAPH_KEEP);
     if (split === undefined) return;
-    const blocks = (lexMarkdown(tail.slice(0, split)) ?? []).filter((t) => t.type !== 'space');
+    const piece = tail.slice(0, split);
+    if (this.carry && plainLine(piece)) {
+      // The paragraph goes on with plain words: laid out as the lexer's one text token would be.
+      const { rows, carry } = wrapSpansOpen([{ text: piece, style: undefined }], { width: this.width, carry: this.carry });
+      this.frozen.push(...rows);
+      this.carry = carry;
+      this.frozenEnd += split + 1;
+      return;
+    }
+    const blocks = (lexMarkdown(piece) ?? []).filter((t) => t.type !== 'space');
     const last = blocks.at(-1);
     if (last?.type !== 'paragraph') return;
     // Blocks before the long paragraph are complete; the paragraph stays open in the carry.
@@ -261,8 +279,8 @@ export class MarkdownStream {
     // The open tail of a long paragraph is re-laid out on every frame: when it is one line of
     // plain words (nothing Markdown would turn into a span, a link or a block), the lexer would
     // give back one text token of the same text, so it is wrapped as that text directly.
-    if (this.carry && PLAIN_TAIL.test(tail) && !/www\./i.test(tail)) {
-      const open = wrapSpansOpen([{ text: tail }], { width: this.width, carry: this.carry });
+    if (this.carry && plainLine(tail)) {
+      const open = wrapSpansOpen([{ text: tail, style: undefined }], { width: this.width, carry: this.carry });
       return [...open.rows, open.carry.row];
     }
     const tokens = lexMarkdown(tail) ?? [];

@@ -88,8 +88,15 @@ describe('MarkdownStream', () => {
 
   it('TUI-2 a long plain paragraph matches the whole render of what arrived after every piece, styles included', () => {
     const words = ['plain', 'words,', 'and', '(some)', 'punctuation.', "it's", '"quoted"', '50%', 'a-b/c', 'x=1+2;', 'Why?'];
-    const src = Array.from({ length: 900 }, (_, i) => words[(i * 5) % words.length]).join(' ');
-    for (const width of [23, 80]) {
+    const text = Array.from({ length: 900 }, (_, i) => words[(i * 5) % words.length]).join(' ');
+    // Once with one `www.e.x` in the middle: a GFM link, so the tail or piece holding it is lexed.
+    const linked = text.replace(/(?<=^(?:\S+ ){450})\S+/, 'www.e.x');
+    for (const [src, width] of [
+      [text, 23],
+      [text, 80],
+      [linked, 23],
+      [linked, 80],
+    ] as const) {
       const s = new MarkdownStream();
       let so = '';
       for (const piece of src.match(/[\s\S]{1,6}/g) ?? []) {
