@@ -10,8 +10,9 @@
  * - idle CPU over 10 s (goal zero: no timer while idle) and idle RSS (goal under 100 MB);
  * - the engine floor: `crystal run` streaming the same way without a terminal UI, so the TUI's
  *   own share of the CPU figure is visible; and the machine's floor: a bare `node:http` client
- *   reading the same stream and JSON-parsing each event, no Crystal code at all (the CPU figures
- *   carry their ratio to both, measured in the same run);
+ *   reading the same stream and JSON-parsing each event, no Crystal code at all, the median of
+ *   three runs (the CPU figures carry their ratio to both, measured in the same run; issue 22's
+ *   goal, the terminal at most 1.1x the node:http floor, is a figure of its own with `met`);
  * - in-process, the CPU of one frame while text streams at 10 vs 5,000 transcript items (the
  *   renderer's own figure, the one an Ink spike would have been compared on): process CPU
  *   time, not wall time (on a shared machine wall time measures the neighbours), five trials
@@ -357,9 +358,14 @@ req.end(JSON.stringify({ model: 'fake-model', stream: true, messages: [{ role: '
     if (out !== String(tokens * 4)) throw new Error(`node floor: read ${out} characters, expected ${tokens * 4}`);
     return last - cpu0;
   };
-  const fixed = await once(10);
-  const long = await once(5000);
-  return (long - fixed) / 4.99;
+  // The median of three pairs: one pair read anywhere from 90 to 186 ms on this VM.
+  const pairs = [];
+  for (let i = 0; i < 3; i++) {
+    const fixed = await once(10);
+    const long = await once(5000);
+    pairs.push((long - fixed) / 4.99);
+  }
+  return pairs.sort((a, b) => a - b)[1];
 }
 
 // ---- in-process frame cost -------------------------------------------------------------------
@@ -448,6 +454,21 @@ try {
         tokens_per_second: round(r.tokensPerSecond),
         stream_seconds: round(r.seconds),
         rss_mb_after: round(r.rss),
+      });
+    }
+    // Issue 22's goal: streaming CPU in the terminal at most 1.1x the node:http floor.
+    for (const [label, r] of [
+      ['10-item', small],
+      ['5,000-item', large],
+    ]) {
+      const ratio = r.cpuPer1000 / machine;
+      printFigure({
+        figure: `tui (${view}): CPU per 1,000 streamed tokens vs the node:http floor, ${label} transcript`,
+        subject_cpu_ms: round(r.cpuPer1000),
+        baseline_cpu_ms: round(machine),
+        ratio: round(ratio, 2),
+        goal: 1.1,
+        met: ratio <= 1.1,
       });
     }
     const ratio = large.cpuPer1000 / small.cpuPer1000;
