@@ -79,7 +79,7 @@ describe('issue 22: read coalescing in the transport', () => {
     const response = await createTransport().request({ url, coalesceReads: true });
     const { text, reads } = await readBody(response.body);
     expect(text).toBe(allFrames(FRAMES));
-    // One read per frame without coalescing; a 16 ms window over 2 ms frames gathers about eight.
+    // One read per frame without coalescing; a 33 ms window over 2 ms frames gathers about sixteen.
     expect(reads).toBeLessThanOrEqual(FRAMES / 3);
   });
 

@@ -101,7 +101,7 @@ describe('issue 22: the per-read cost of a streamed reply', () => {
       const { text, events } = await readAll(protocol, baseUri);
       expect(text).toBe('tok '.repeat(TOKENS));
       expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
-      // The transport gathers the frames of a 16 ms window into one read (about eight here) and
+      // The transport gathers the frames of a 33 ms window into one read (about sixteen here) and
       // the frames of one read become one delta; one delta per frame was the old cost.
       const deltas = events.filter((e) => e.type === 'text-delta').length;
       expect(deltas).toBeLessThanOrEqual(TOKENS / 3);

@@ -22,11 +22,17 @@
  *   once: an abort never waits for the window, and a keep-alive socket goes back to the agent
  *   reading.
  *
- * Why 16 ms: the terminal paints at most every 33 ms (tui FRAME_MS), so two reads per painted frame
- * lose nothing on screen, and the last frames of a paced reply wait at most 16 ms. Measured with
- * bench/stream-cpu.mjs (3,000 tokens paced a token per ms, CPU per 1,000 tokens against the
- * node:http floor, in one run): no window 1.10-1.19x, 8 ms 0.58-0.64x, 16 ms 0.43-0.46x, 33 ms
- * 0.37x; past 16 ms the saving is small and the end of a reply waits longer. A constant, not a
+ * Why 33 ms: the terminal paints at most every 33 ms (tui FRAME_MS), so one read per painted frame
+ * loses nothing on screen; the last frames of a paced reply wait at most 33 ms. The cost of a read
+ * (a wake-up, the socket's handle started and stopped, a timer, the HTTP parser, the frame
+ * decoder's and the engine's work per batch) is paid per window, so per 1,000 tokens it weighs
+ * more the slower the model streams. At 500 tokens/s (a token every 2 ms, the pace of
+ * bench/tui-figures.mjs) a 16 ms window gathered eight frames and left the terminal at 1.12-1.25x
+ * the node:http floor (issue 22's goal: 1.1x). Measured, the same build with 16 and 33 ms, runs
+ * interleaved (CPU per 1,000 tokens, this VM): `crystal run` at a token every 2 ms 93 against 63
+ * ms, at a token every ms 63 against 43 ms; the full-screen terminal at a token every 2 ms
+ * 128-132 against 92-106 ms. Earlier, at a token per ms against the floor (bench/stream-cpu.mjs):
+ * no window 1.10-1.19x, 8 ms 0.58-0.64x, 16 ms 0.43-0.46x, 33 ms 0.37x. A constant, not a
  * setting: nothing a user sees depends on it.
  *
  * It works on the socket's own handle (readStop / readStart on the libuv TCP stream; for https the
@@ -39,7 +45,7 @@
 import type { IncomingMessage } from 'node:http';
 import { monotonicMs } from '@crystal/core';
 
-export const COALESCE_WINDOW_MS = 16;
+export const COALESCE_WINDOW_MS = 33;
 export const SMALL_BATCH_BYTES = 16 * 1024;
 export const PROMPT_READS = 4;
 
