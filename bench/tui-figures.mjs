@@ -441,6 +441,7 @@ try {
       ['10-item', small],
       ['5,000-item', large],
     ]) {
+      const toFloor = r.cpuPer1000 / machine;
       printFigure({
         figure: `tui (${view}): CPU per 1,000 streamed tokens under a ${label} transcript`,
         cpu_ms_per_1000_tokens: round(r.cpuPer1000),
@@ -450,25 +451,19 @@ try {
         tui_share_ms: round(r.cpuPer1000 - floor),
         ratio_to_engine_floor: round(r.cpuPer1000 / floor, 2),
         node_floor_ms: round(machine),
-        ratio_to_node_floor: round(r.cpuPer1000 / machine, 2),
+        ratio_to_node_floor: round(toFloor, 2),
         tokens_per_second: round(r.tokensPerSecond),
         stream_seconds: round(r.seconds),
         rss_mb_after: round(r.rss),
       });
-    }
-    // Issue 22's goal: streaming CPU in the terminal at most 1.1x the node:http floor.
-    for (const [label, r] of [
-      ['10-item', small],
-      ['5,000-item', large],
-    ]) {
-      const ratio = r.cpuPer1000 / machine;
+      // Issue 22's goal, a figure of its own: streaming CPU in the terminal at most 1.1x the node:http floor.
       printFigure({
         figure: `tui (${view}): CPU per 1,000 streamed tokens vs the node:http floor, ${label} transcript`,
         subject_cpu_ms: round(r.cpuPer1000),
         baseline_cpu_ms: round(machine),
-        ratio: round(ratio, 2),
+        ratio: round(toFloor, 2),
         goal: 1.1,
-        met: ratio <= 1.1,
+        met: toFloor <= 1.1,
       });
     }
     const ratio = large.cpuPer1000 / small.cpuPer1000;

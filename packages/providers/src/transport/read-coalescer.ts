@@ -33,7 +33,7 @@
  * ms, at a token every ms 63 against 43 ms; the full-screen terminal at a token every 2 ms
  * 128-132 against 92-106 ms. Earlier, at a token per ms against the floor (bench/stream-cpu.mjs):
  * no window 1.10-1.19x, 8 ms 0.58-0.64x, 16 ms 0.43-0.46x, 33 ms 0.37x. A constant, not a
- * setting: nothing a user sees depends on it.
+ * setting: what a user sees of it is at most one frame's wait for a paced reply's last frames.
  *
  * It works on the socket's own handle (readStop / readStart on the libuv TCP stream; for https the
  * TCP handle under the TLS wrap, whose own readStop leaves the TCP reads running), since
