@@ -965,8 +965,19 @@ export class TerminalApp {
 
   private updateTicker(): void {
     if (this.needsTicker()) {
-      this.ticker ??= setInterval(() => this.requestFrame(), SPINNER_MS);
+      this.ticker ??= setInterval(() => this.tick(), SPINNER_MS);
     } else this.stopTicker();
+  }
+
+  /**
+   * The spinner's step. A frame already painted in this step shows its glyph and time: while a
+   * reply streams, its frames (one per read, every 33 ms) carry the spinner along, and a frame of
+   * the ticker's own would only pull the frames off the reads' beat (a frame timer's wake-up 20 ms
+   * after each read instead of a paint right after it; issue 22).
+   */
+  private tick(): void {
+    if (Math.floor(this.now() / SPINNER_MS) === Math.floor(this.lastFrameAt / SPINNER_MS)) return;
+    this.requestFrame();
   }
 
   private stopTicker(): void {

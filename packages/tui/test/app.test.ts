@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TerminalApp } from '../src/app.js';
-import { NoteEntry, type TranscriptEntry } from '../src/entries.js';
+import { AssistantEntry, NoteEntry, type TranscriptEntry } from '../src/entries.js';
 import { arrayRows } from '../src/rows.js';
 import type { PasteImageResult } from '../src/intents.js';
 import type { ApprovalView } from '../src/view-model.js';
@@ -230,6 +230,35 @@ describe('TerminalApp keys', () => {
     t.app.setProgress(undefined);
     await new Promise((r) => setTimeout(r, 60));
     expect(t.app.timersActive).toBe(false);
+  });
+});
+
+describe('frames while a reply streams (issue 22)', () => {
+  it('TUI-4 text read every 34 ms is painted at once, one frame per read: the spinner adds no frame and no frame waits on a timer', () => {
+    vi.useFakeTimers();
+    try {
+      const t = started();
+      t.app.setProgress({ kind: 'writing', since: Date.now() });
+      const live = new AssistantEntry();
+      t.app.transcript.push(live);
+      t.app.requestFrame();
+      vi.advanceTimersByTime(200);
+      const before = t.app.frames;
+      // One second of a paced reply as the transport hands it on: a read every 34 ms (the 33 ms
+      // read window and the read itself), each a few tokens.
+      for (let read = 1; read <= 30; read++) {
+        live.append('tok tok tok tok ');
+        t.app.requestFrame();
+        vi.advanceTimersByTime(0); // the immediates of this turn of the event loop
+        expect(t.app.frames - before).toBe(read);
+        vi.advanceTimersByTime(34);
+      }
+      // The spinner ticked ten times meanwhile; every step of it was already on screen.
+      expect(t.app.frames - before).toBe(30);
+      expect(t.frame().join('\n')).toContain('Writing');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
