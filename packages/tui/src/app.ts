@@ -13,7 +13,7 @@ import { Composer } from './composer.js';
 import { sanitizeInput } from './sanitize.js';
 import { encodeInput, type InputEvent, InputDecoder } from './input-decoder.js';
 import type { CtrlCResult, Intents } from './intents.js';
-import { loadMarkdown } from './markdown.js';
+import { loadMarkdown, markdownWarm, warmMarkdown } from './markdown.js';
 import { onExactWidths } from './text-width.js';
 import { type Frame, Painter } from './painter.js';
 import { approvalKey, isFeedbackKey, renderApproval } from './panels/approval-card.js';
@@ -46,6 +46,12 @@ import { type Span, spansWidth, wrapSpans } from './wrap.js';
 
 /** Minimum time between two frames caused by streaming output. */
 export const FRAME_MS = 33;
+/**
+ * How long a model round waits for its first token before the Markdown lexer is warmed: well after
+ * the engine's own work before the request (tens of ms), well before a hosted model's first
+ * token (hundreds).
+ */
+export const WARM_AFTER_MS = 150;
 const COMPOSER_MAX_ROWS = 8;
 const WHEEL_ROWS = 3;
 const HISTORY_LIMIT = 200;
@@ -252,6 +258,8 @@ export class TerminalApp {
     this.frameTimer = undefined;
     for (const wake of this.paintedWaiters.splice(0)) wake();
     this.stopTicker();
+    if (this.warmTimer) clearTimeout(this.warmTimer);
+    this.warmTimer = undefined;
   }
 
   get isRunning(): boolean {
@@ -272,7 +280,25 @@ export class TerminalApp {
 
   setProgress(progress: ProgressView | undefined): void {
     this.progress = progress;
+    if (progress?.kind === 'waiting') this.warmMarkdownWhileWaiting();
     this.requestFrame();
+  }
+
+  private warmTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * The Markdown lexer's first use costs 40-60 ms (markdown.ts, `warmMarkdown`). A new session's
+   * first reply would pay it in its first frame; a request still waiting for its first token
+   * WARM_AFTER_MS after its round started is idle time (the request is on the wire by then), so
+   * it is paid there. Nothing happens once any text was lexed (a resumed transcript, a reply).
+   */
+  private warmMarkdownWhileWaiting(): void {
+    if (this.warmTimer || markdownWarm() || !this.running) return;
+    this.warmTimer = setTimeout(() => {
+      this.warmTimer = undefined;
+      if (this.running && this.progress?.kind === 'waiting') warmMarkdown();
+    }, WARM_AFTER_MS);
+    this.warmTimer.unref?.();
   }
 
   get currentProgress(): ProgressView | undefined {
