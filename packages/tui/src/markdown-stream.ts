@@ -14,6 +14,7 @@
  */
 import type { Token, Tokens } from 'marked';
 import { lexMarkdown, markdownReady, renderBlocks, renderCodeLine, renderParagraphOpen, renderPlain } from './markdown.js';
+import { GrowingText } from './growing-text.js';
 import { sanitize } from './sanitize.js';
 import { type Carry, wrapSpansOpen } from './wrap.js';
 
@@ -27,6 +28,11 @@ const PARAGRAPH_FREEZE_AT = 256;
 const PARAGRAPH_KEEP = 64;
 const CODE_FREEZE_LINES = 24;
 const CODE_KEEP_LINES = 6;
+/**
+ * The first characters of a line the scanner keeps (its blank/fence/indent checks read only a
+ * line's start and whether the rest is blank), so a long line is never read again whole.
+ */
+const LINE_HEAD = 1024;
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
 /**
@@ -64,7 +70,8 @@ function closesFence(line: string, fence: Fence): boolean {
 }
 
 export class MarkdownStream {
-  private src = '';
+  /** The source; reads start at or after `frozenEnd`, the text before it is released. */
+  private readonly src = new GrowingText();
   private width = -1;
   private frozen: string[] = [];
   /** Source consumed into `frozen`. */
@@ -79,16 +86,25 @@ export class MarkdownStream {
   private blankAt: number | undefined;
   /** Where the last search for a line end gave up (no newline before it). */
   private searchedTo = 0;
+  /** The line being scanned (from `scanPos`) as far as `searchedTo`: its first LINE_HEAD characters, whether it is all blank, whether all after its head is. */
+  private lineHead = '';
+  private lineBlank = true;
+  private restBlank = true;
   private tail: string[] = [];
   private tailDirty = true;
 
   get text(): string {
-    return this.src;
+    return this.src.toString();
+  }
+
+  /** Characters of the source that a frame's reads may copy: those since the released point. */
+  get workingLength(): number {
+    return this.src.length - this.src.readFrom;
   }
 
   append(delta: string): void {
     if (delta === '') return;
-    this.src += sanitize(delta);
+    this.src.append(sanitize(delta));
     this.tailDirty = true;
   }
 
@@ -102,6 +118,8 @@ export class MarkdownStream {
       }
       this.tail = this.layoutTail();
       this.tailDirty = false;
+      // Every read from here on starts at or after `frozenEnd` (the scanner reads past `searchedTo`).
+      this.src.release(this.frozenEnd);
     }
     const frozen = this.frozen;
     const tail = this.tail;
@@ -121,20 +139,50 @@ export class MarkdownStream {
     this.scanFence = undefined;
     this.blankAt = undefined;
     this.searchedTo = 0;
+    this.newLine();
+    this.src.rewind();
     this.tailDirty = true;
+  }
+
+  private newLine(): void {
+    this.lineHead = '';
+    this.lineBlank = true;
+    this.restBlank = true;
+  }
+
+  /** Adds the characters [from, to) of the line being scanned to what is known of it. */
+  private readLine(from: number, to: number): void {
+    const headEnd = Math.min(to, from + Math.max(0, LINE_HEAD - this.lineHead.length));
+    if (headEnd > from) {
+      const head = this.src.slice(from, headEnd);
+      this.lineHead += head;
+      if (this.lineBlank && !/^\s*$/.test(head)) this.lineBlank = false;
+    }
+    if (headEnd < to && this.restBlank && !/^\s*$/.test(this.src.slice(headEnd, to))) {
+      this.restBlank = false;
+      this.lineBlank = false;
+    }
   }
 
   /** Commits completed blocks found in the complete lines since the last scan. */
   private scan(): void {
     const src = this.src;
-    for (let nl = src.indexOf('\n', Math.max(this.scanPos, this.searchedTo)); ; nl = src.indexOf('\n', this.scanPos)) {
+    for (;;) {
+      const from = Math.max(this.scanPos, this.searchedTo);
+      const nl = src.indexOf('\n', from);
+      this.readLine(from, nl === -1 ? src.length : nl);
       if (nl === -1) {
         this.searchedTo = src.length;
         return;
       }
       const lineStart = this.scanPos;
-      const line = src.slice(lineStart, nl);
+      // The line as its checks read it: whole, or (longer than LINE_HEAD) its head, followed by a
+      // space when anything after the head is not blank (a fence's `\s*$` fails, as on the whole line).
+      const line = this.restBlank ? this.lineHead : `${this.lineHead} x`;
+      const blankLine = this.lineBlank;
+      this.newLine();
       this.scanPos = nl + 1;
+      this.searchedTo = nl + 1;
       if (this.scanFence) {
         if (closesFence(line, this.scanFence)) {
           this.scanFence = undefined;
@@ -144,7 +192,7 @@ export class MarkdownStream {
         }
         continue;
       }
-      if (line.trim() === '') {
+      if (blankLine) {
         this.blankAt = nl + 1;
         continue;
       }

@@ -2,13 +2,15 @@
  * Plain text that streams (reasoning, tool output): completed rows are kept, and only the
  * words after the last wrap point are laid out again, so each delta costs its own length.
  */
+import { GrowingText } from './growing-text.js';
 import type { Rows } from './rows.js';
 import { sanitize } from './sanitize.js';
 import type { Style } from './style.js';
 import { type Carry, type Span, wrapSpans, wrapSpansOpen } from './wrap.js';
 
 export class PlainStream {
-  private src = '';
+  /** The source; reads start at `consumed`, the text before it is released. */
+  private readonly src = new GrowingText();
   private width = -1;
   private done: string[] = [];
   private carry: Carry | undefined;
@@ -23,12 +25,17 @@ export class PlainStream {
   ) {}
 
   get text(): string {
-    return this.src;
+    return this.src.toString();
+  }
+
+  /** Characters of the source that a frame's reads may copy: those since the released point. */
+  get workingLength(): number {
+    return this.src.length - this.src.readFrom;
   }
 
   append(delta: string): void {
     if (delta === '') return;
-    this.src += sanitize(delta);
+    this.src.append(sanitize(delta));
     this.cached = undefined;
   }
 
@@ -38,6 +45,7 @@ export class PlainStream {
       this.done = [];
       this.carry = undefined;
       this.consumed = 0;
+      this.src.rewind();
       this.cached = undefined;
     }
     if (!this.cached) {
@@ -49,6 +57,7 @@ export class PlainStream {
         restPrefix: this.prefix,
       });
       this.cached = last;
+      this.src.release(this.consumed);
     }
     const done = this.done;
     const tail = this.cached;

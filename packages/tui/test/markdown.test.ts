@@ -109,6 +109,51 @@ describe('MarkdownStream', () => {
     }
   });
 
+  it('TUI-2 a frame reads only the text since the last frozen piece however long the reply grows, and the rows stay those of the whole render (issue 22)', () => {
+    const words = (n: number, w: string): string => Array.from({ length: n }, (_, i) => `${w}${i}`).join(' ');
+    const src = [
+      words(900, 'a'), // a line of 5,000 characters
+      words(700, 'b'), // the same paragraph's second line
+      `${' '.repeat(1100)}and its third, after blanks longer than the kept head`,
+      'and a fourth',
+      '',
+      ' '.repeat(2000), // a blank line longer than the scanner keeps of a line
+      '',
+      '```ts',
+      `const s = "${'x'.repeat(3000)}";`,
+      `\`\`\`${' '.repeat(1500)}not a closing fence`, // code: past the kept head, not blank
+      '```',
+      `\`\`\`${' '.repeat(1500)}sh`, // a fence whose info string starts past the kept head
+      'echo hi',
+      `\`\`\`${' '.repeat(1500)}`, // closed by a fence line of 1,500 trailing blanks
+      '- an item',
+      words(1500, 'c'),
+      '',
+      'The end.',
+    ].join('\n');
+    expect(src.length).toBeGreaterThan(20_000);
+    for (const width of [41, 80]) {
+      const s = new MarkdownStream();
+      let so = '';
+      let most = 0;
+      for (const piece of src.match(/[\s\S]{1,97}/g) ?? []) {
+        s.append(piece);
+        so += piece;
+        const rows = plainRows(s.rows(width));
+        most = Math.max(most, s.workingLength);
+        // Compared with the whole render at each newline (cheaper than after every piece).
+        if (piece.includes('\n')) expect(rows).toEqual(plain(so, width));
+      }
+      expect(plainRows(s.rows(width))).toEqual(plain(src, width));
+      // Released in steps of 4,096 characters behind the frozen text: at most a step, the longest
+      // open block (the short code fence, 4,600 characters) and a frame's delta.
+      expect(most).toBeLessThan(12_000);
+      expect(s.text).toBe(src);
+      // A new width lays out from the whole source again.
+      expect(plainRows(s.rows(width + 7))).toEqual(plain(src, width + 7));
+    }
+  });
+
   it('freezes a long code fence line by line and matches the whole render', () => {
     const body = Array.from({ length: 300 }, (_, i) => `let v${i} = ${i}; // line`).join('\n');
     const src = `Intro:\n\`\`\`ts\n${body}\n\`\`\`\n\nAfter.\n`;
