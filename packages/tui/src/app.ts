@@ -996,13 +996,14 @@ export class TerminalApp {
   }
 
   /**
-   * The spinner's step. A frame already painted in this step shows its glyph and time: while a
-   * reply streams, its frames (one per read, every 33 ms) carry the spinner along, and a frame of
-   * the ticker's own would only pull the frames off the reads' beat (a frame timer's wake-up 20 ms
-   * after each read instead of a paint right after it; issue 22).
+   * The spinner's step. Every frame draws the spinner and its time from the clock: while a reply
+   * streams, its frames (one per read, every 33-34 ms) carry the spinner along, and a frame of the
+   * ticker's own would only pull the frames off the reads' beat (a frame timer's wake-up 20 ms
+   * after each read instead of a paint right after it; issue 22). So a tick paints only when no
+   * frame came in the last half step; with nothing else painting, each tick paints, as before.
    */
   private tick(): void {
-    if (Math.floor(this.now() / SPINNER_MS) === Math.floor(this.lastFrameAt / SPINNER_MS)) return;
+    if (this.now() - this.lastFrameAt < SPINNER_MS / 2) return;
     this.requestFrame();
   }
 

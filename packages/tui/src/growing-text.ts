@@ -24,6 +24,11 @@ export class GrowingText {
     return this.at;
   }
 
+  /** Characters a read may copy: those since the released point. */
+  get unreleased(): number {
+    return this.rest.length;
+  }
+
   append(text: string): void {
     this.rest += text;
   }

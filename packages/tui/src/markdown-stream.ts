@@ -99,7 +99,7 @@ export class MarkdownStream {
 
   /** Characters of the source that a frame's reads may copy: those since the released point. */
   get workingLength(): number {
-    return this.src.length - this.src.readFrom;
+    return this.src.unreleased;
   }
 
   append(delta: string): void {

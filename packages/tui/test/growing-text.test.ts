@@ -18,6 +18,7 @@ describe('GrowingText: a streaming message read near its end (issue 22)', () => 
     expect(g.readFrom).toBe(0); // less than a step: nothing moves
     g.release(9000);
     expect(g.readFrom).toBe(9000);
+    expect(g.unreleased).toBe(whole.length - 9000);
     expect(g.slice(9000, 9050)).toBe(whole.slice(9000, 9050));
     expect(g.slice(whole.length - 10)).toBe(whole.slice(-10));
     expect(g.indexOf('\n', 9000)).toBe(whole.indexOf('\n', 9000));
