@@ -1015,19 +1015,8 @@ export class TerminalApp {
   /** The rows under the transcript: overlays, panels, progress, status bar and composer. */
   private composeBottom(cols: number, rows: number, now: number): { bottom: string[]; cursor?: { row: number; col: number } } {
     const width = Math.max(1, cols - 1);
-    // Composer (bottom), with the Plan/Work prompt prefix.
-    const prefix = this.promptPrefix();
-    const prefixWidth = spansWidth(prefix);
-    const layout = this.composer.layout(Math.max(4, width - prefixWidth));
-    const maxComposer = Math.min(COMPOSER_MAX_ROWS, Math.max(1, Math.floor(rows / 4)));
-    const firstShown = Math.max(0, Math.min(layout.cursorRow - maxComposer + 1, layout.rows.length - maxComposer));
-    const shownRows = layout.rows.slice(firstShown, firstShown + maxComposer);
-    const indent: Span = { text: ' '.repeat(prefixWidth) };
-    const composerRows = shownRows.map((spans, i) =>
-      paintRow(i === 0 && firstShown === 0 ? [...prefix, ...spans] : [indent, ...spans]),
-    );
-    if (this.composer.isEmpty)
-      composerRows[0] = paintRow([...prefix, { text: 'Type a message, / for commands', style: theme.muted }]);
+    const composer = this.composerRows(width, rows);
+    const composerRows = composer.rows;
     const above: string[] = [];
     const overlayRoom = Math.max(3, Math.floor(rows * 0.6));
     if (this.approval) above.push(...renderApproval(this.approval, width, overlayRoom, this.approvalFeedback));
@@ -1049,10 +1038,45 @@ export class TerminalApp {
     const cursor = overlayOwnsKeys
       ? undefined
       : {
-          row: bottom.length - composerRows.length + (layout.cursorRow - firstShown),
-          col: Math.min(cols - 1, prefixWidth + layout.cursorCol),
+          row: bottom.length - composerRows.length + composer.cursorRow,
+          col: Math.min(cols - 1, composer.cursorCol),
         };
     return { bottom, cursor };
+  }
+
+  /** The empty composer's one row, for the prompt prefix it was painted with. */
+  private emptyComposer: { mode: StatusView['mode']; row: string; prefixWidth: number } | undefined;
+
+  /**
+   * The composer's rows (the bottom of the frame) with the Plan/Work prompt prefix, and the
+   * cursor's row among them and column. An empty composer, the usual state while a reply
+   * streams, is one row that changes only with the prefix: it is painted once, not per frame.
+   */
+  private composerRows(width: number, rows: number): { rows: string[]; cursorRow: number; cursorCol: number } {
+    if (this.composer.isEmpty) {
+      // The prompt prefix of an empty composer is the mode's (promptPrefix).
+      if (this.emptyComposer?.mode !== this.status.mode) {
+        const prefix = this.promptPrefix();
+        this.emptyComposer = {
+          mode: this.status.mode,
+          row: paintRow([...prefix, { text: 'Type a message, / for commands', style: theme.muted }]),
+          prefixWidth: spansWidth(prefix),
+        };
+      }
+      return { rows: [this.emptyComposer.row], cursorRow: 0, cursorCol: this.emptyComposer.prefixWidth };
+    }
+    const prefix = this.promptPrefix();
+    const prefixWidth = spansWidth(prefix);
+    const layout = this.composer.layout(Math.max(4, width - prefixWidth));
+    const maxComposer = Math.min(COMPOSER_MAX_ROWS, Math.max(1, Math.floor(rows / 4)));
+    const firstShown = Math.max(0, Math.min(layout.cursorRow - maxComposer + 1, layout.rows.length - maxComposer));
+    const shownRows = layout.rows.slice(firstShown, firstShown + maxComposer);
+    const indent: Span = { text: ' '.repeat(prefixWidth) };
+    return {
+      rows: shownRows.map((spans, i) => paintRow(i === 0 && firstShown === 0 ? [...prefix, ...spans] : [indent, ...spans])),
+      cursorRow: layout.cursorRow - firstShown,
+      cursorCol: prefixWidth + layout.cursorCol,
+    };
   }
 
   /** The whole frame, top to bottom (TUI-1). */

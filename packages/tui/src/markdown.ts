@@ -104,6 +104,9 @@ interface Prefixes {
 }
 
 const NONE: Prefixes = { first: [], rest: [] };
+/** Style constants for `merge` (one object each, so merged styles are made once). */
+const ITALIC: Style = { italic: true };
+const STRIKE: Style = { strike: true };
 
 /** Renders block tokens; one blank row between blocks. */
 export function renderBlocks(tokens: readonly Token[], width: number, prefixes: Prefixes = NONE, gap = true): string[] {
@@ -247,10 +250,10 @@ export function inline(tokens: readonly Token[] | undefined, style?: Style): Spa
         spans.push(...inline((token as Tokens.Strong).tokens, merge(style, theme.bold)));
         break;
       case 'em':
-        spans.push(...inline((token as Tokens.Em).tokens, merge(style, { italic: true })));
+        spans.push(...inline((token as Tokens.Em).tokens, merge(style, ITALIC)));
         break;
       case 'del':
-        spans.push(...inline((token as Tokens.Del).tokens, merge(style, { strike: true })));
+        spans.push(...inline((token as Tokens.Del).tokens, merge(style, STRIKE)));
         break;
       case 'codespan':
         spans.push({ text: decode((token as Tokens.Codespan).text), style: merge(style, theme.code) });

@@ -40,6 +40,18 @@ export function progressCaption(view: ProgressView, now: number): string {
   return CAPTIONS[view.kind];
 }
 
+let last: { view: ProgressView; step: number; second: number; row: string } | undefined;
+
+/**
+ * The progress row. Frames come faster than its spinner steps (every 100 ms) and its clock
+ * (every second), so the row last painted is given again while the view, the spinner step and
+ * the elapsed second are the same (the retry countdown, rare, is painted every time).
+ */
 export function renderProgress(view: ProgressView, now: number): string {
-  return `${paint(spinnerFrame(now), theme.accent)} ${paint(progressCaption(view, now), theme.bold)}${paint(` · ${formatElapsed(now - view.since)}`, theme.muted)}`;
+  const step = Math.floor(now / SPINNER_MS);
+  const second = Math.floor((now - view.since) / 1000);
+  if (view.kind !== 'retrying' && last && last.view === view && last.step === step && last.second === second) return last.row;
+  const row = `${paint(spinnerFrame(now), theme.accent)} ${paint(progressCaption(view, now), theme.bold)}${paint(` · ${formatElapsed(now - view.since)}`, theme.muted)}`;
+  last = { view, step, second, row };
+  return row;
 }

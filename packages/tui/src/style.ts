@@ -17,9 +17,22 @@ export interface Style {
 }
 
 const cache = new Map<string, string>();
+/**
+ * The same style object (the theme's, mostly) gives its SGR without building the value key: a
+ * frame paints hundreds of spans, and the key string was most of `sgr`'s cost (issue 22).
+ */
+const byObject = new WeakMap<Style, string>();
 
 export function sgr(style: Style | undefined): string {
   if (!style) return '';
+  const known = byObject.get(style);
+  if (known !== undefined) return known;
+  const out = sgrByValue(style);
+  byObject.set(style, out);
+  return out;
+}
+
+function sgrByValue(style: Style): string {
   const key = `${style.fg ?? ''}|${style.bg ?? ''}|${style.bold ? 1 : 0}${style.dim ? 1 : 0}${style.italic ? 1 : 0}${style.underline ? 1 : 0}${style.inverse ? 1 : 0}${style.strike ? 1 : 0}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
@@ -45,10 +58,17 @@ export function paint(text: string, style: Style | undefined): string {
   return open === '' ? text : `${open}${text}${RESET}`;
 }
 
+const merged = new WeakMap<Style, WeakMap<Style, Style>>();
+
+/** `over` on top of `base`; the same two styles give the same object, so `sgr` knows it. */
 export function merge(base: Style | undefined, over: Style | undefined): Style | undefined {
   if (!base) return over;
   if (!over) return base;
-  return { ...base, ...over };
+  let byOver = merged.get(base);
+  if (!byOver) merged.set(base, (byOver = new WeakMap()));
+  let out = byOver.get(over);
+  if (!out) byOver.set(over, (out = { ...base, ...over }));
+  return out;
 }
 
 /** The palette: roles, not colours, so panels stay consistent. */

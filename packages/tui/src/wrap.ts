@@ -106,7 +106,42 @@ class RowWriter {
   }
 }
 
-const TOKENS = /\n|[^\S\n]+|[^\s]+/g;
+/** Whether a UTF-16 code unit is `\s` in a JavaScript regular expression. */
+function isSpace(c: number): boolean {
+  if (c < 128) return c === 32 || (c >= 9 && c <= 13);
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * The end of the wrap token starting at `at`: a newline alone, a run of other whitespace, or a
+ * run of anything else (`/\n|[^\S\n]+|[^\s]+/g`, scanned by hand: `matchAll` cloned its regular
+ * expression and made a match array per token on every frame of a streaming reply, issue 22).
+ */
+export function tokenEnd(text: string, at: number): number {
+  const first = text.charCodeAt(at);
+  if (first === 10) return at + 1;
+  let end = at + 1;
+  if (isSpace(first)) {
+    while (end < text.length) {
+      const c = text.charCodeAt(end);
+      if (c === 10 || !isSpace(c)) break;
+      end++;
+    }
+  } else {
+    while (end < text.length && !isSpace(text.charCodeAt(end))) end++;
+  }
+  return end;
+}
 
 function layout(spans: readonly Span[], options: WrapOptions): RowWriter {
   const width = Math.max(1, options.width);
@@ -122,15 +157,18 @@ function layout(spans: readonly Span[], options: WrapOptions): RowWriter {
     implicit = true;
   }
   for (const span of spans) {
-    for (const match of span.text.matchAll(TOKENS)) {
-      const token = match[0];
-      if (token === '\n') {
+    const text = span.text;
+    for (let at = 0, end = 0; at < text.length; at = end) {
+      end = tokenEnd(text, at);
+      const first = text.charCodeAt(at);
+      if (first === 10) {
         writer.newRow();
         pending = undefined;
         lineStart = true;
         continue;
       }
-      if (/^\s/.test(token)) {
+      const token = text.slice(at, end);
+      if (isSpace(first)) {
         // Indentation at the start of a line is kept; whitespace at a wrap is dropped.
         if (!writer.fresh || lineStart) pending = { text: (implicit ? '' : (pending?.text ?? '')) + token, style: span.style };
         implicit = false;

@@ -45,6 +45,22 @@ describe('TerminalApp keys', () => {
     expect(t.intents.named('submit')).toHaveLength(0);
   });
 
+  it('TUI-6 TUIX-2 (issue 22) the empty composer, painted once, follows the mode; its cursor sits after the prompt', async () => {
+    const t = started();
+    const cursor = () => t.app.compose(t.size.cols, t.size.rows, Date.now()).cursor;
+    expect(composerRow(t.frame())).toBe('Work › Type a message, / for commands');
+    expect(cursor()).toEqual({ row: t.size.rows - 1, col: 'Work › '.length });
+    t.app.setStatus({ ...STATUS, mode: 'plan' });
+    expect(composerRow(t.frame())).toBe('Plan › Type a message, / for commands');
+    await t.keys('x');
+    expect(composerRow(t.frame())).toBe('Plan › x');
+    expect(cursor()).toEqual({ row: t.size.rows - 1, col: 'Plan › x'.length });
+    await t.keys('\x7f');
+    expect(composerRow(t.frame())).toBe('Plan › Type a message, / for commands');
+    t.app.setStatus(STATUS);
+    expect(composerRow(t.frame())).toBe('Work › Type a message, / for commands');
+  });
+
   it('QUEUE-13 Ctrl+C: the host decides; clear-composer clears, exit-armed shows the hint', async () => {
     const t = started();
     await t.keys('draft');

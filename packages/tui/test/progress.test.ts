@@ -32,6 +32,24 @@ describe('progress row (TUI-4)', () => {
     expect(formatElapsed(5_400)).toBe('5s');
     expect(formatElapsed(138_000)).toBe('2m18s');
   });
+
+  it('TUI-4 (issue 22) the row painted again within one spinner step still follows the glyph, the second and the caption', () => {
+    const view = { kind: 'writing', since: 1050 } as const;
+    // One spinner step (1,000-1,099 ms), across the elapsed second (since + 1,000 = 2,050).
+    expect(stripAnsi(renderProgress(view, 2040))).toMatch(/ Writing · 0s$/);
+    expect(stripAnsi(renderProgress(view, 2060))).toMatch(/ Writing · 1s$/);
+    // The next spinner step, same second: the next glyph.
+    const a = stripAnsi(renderProgress(view, 2099));
+    const b = stripAnsi(renderProgress(view, 2100));
+    expect(b[0]).not.toBe(a[0]);
+    expect(b.slice(1)).toBe(a.slice(1));
+    // Another view at the same moment: its own caption.
+    expect(stripAnsi(renderProgress({ kind: 'thinking', since: 1050 }, 2100))).toMatch(/ Thinking · 1s$/);
+    // The retry countdown changes within a second of the view's own clock.
+    const retry = { kind: 'retrying', since: 0, dueAt: 2550, attempt: 1 } as const;
+    expect(stripAnsi(renderProgress(retry, 1540))).toContain('Retrying In 2s');
+    expect(stripAnsi(renderProgress(retry, 1560))).toContain('Retrying In 1s');
+  });
 });
 
 describe('status bar (TUI-3)', () => {
