@@ -16,13 +16,16 @@ function byScanner(text: string): string[] {
 
 describe('word wrap (TUI-2)', () => {
   it('TUI-2 (issue 22) the wrap tokens are a newline, a run of other whitespace, or a run of anything else', () => {
-    // Every character JavaScript's \s matches, and some it does not (zero-width space, NEL, CJK, emoji).
-    const alphabet = [
-      ...' \t\n\v\f\r\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff',
-      ...'\u200b\u0085ab-.世',
-      '\u{1f600}',
-      '\ud800',
-    ];
+    // Every UTF-16 code unit, between two letters: whitespace or not exactly where \s says.
+    for (let c = 0; c <= 0xffff; c++) {
+      const text = `a${String.fromCharCode(c)}b`;
+      expect(byScanner(text), `U+${c.toString(16)}`).toEqual(byRegExp(text));
+    }
+    // Mixed runs: every code unit \s matches (taken from the regular expression itself), some it
+    // does not (zero-width space, NEL, CJK), an emoji and a lone surrogate.
+    const spaces = Array.from({ length: 0x10000 }, (_, c) => String.fromCharCode(c)).filter((ch) => /\s/.test(ch));
+    expect(spaces).toHaveLength(25);
+    const alphabet = [...spaces, ...'\u200b\u0085ab-.世', '\u{1f600}', '\ud800'];
     let seed = 7;
     const random = () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
