@@ -2,12 +2,14 @@
  * Figures: `crystal run --format json hi` streaming a 2,000-token reply from the fake provider, against a plain-fetch
  * floor and a node:http floor making the same request (goal: ratio ≤ 1.2 each), in a scrubbed environment, plus the
  * fetch ratio with the caller's environment inherited beside it, and the node:http ratio with the code cache off (a first start); and the crystal run's peak RSS (goal: under 110 MB).
+ * Beside them, where the gap to the node:http floor is: the same pair answering a 1-token reply (start-up and exit
+ * alone), against the 2,000-token gap (what is left is the stream's share).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startFakeProvider, stopFakeProvider } from './lib/fake-provider.mjs';
 import {
   compare,
   inheritedNote,
@@ -15,6 +17,7 @@ import {
   pageFigure,
   printFigure,
   rssFigure,
+  round,
   runCount,
   timeFigure,
 } from './lib/harness.mjs';
@@ -22,42 +25,48 @@ import {
 const TOKENS = 2000;
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
-/** Starts the fake provider on a free port; resolves `{ child, baseUri }` once it prints its listening line. */
-function startFakeProvider(scriptFile) {
-  const args = [root('node_modules/.bin/crystal-fake-provider'), '--script', scriptFile, '--port', '0'];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => fail(new Error('fake provider did not start within 10 s')), 10_000);
-    const fail = (error) => {
-      clearTimeout(timer);
-      child.kill();
-      reject(error);
-    };
-    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      out += d;
-      const match = /\(baseUri (\S+)\)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, baseUri: match[1] });
-      }
-    });
-    child.on('error', fail);
-    child.on('exit', (code) => fail(new Error(`fake provider exited ${code} before listening\n${err}${out}`)));
-  });
+/**
+ * The gap to the node:http floor split in two: a 1-token reply's gap is start-up and exit alone (the bundle, the
+ * engine, the session's open, lock and saves); what the 2,000-token gap adds to it is the stream's share.
+ */
+function gapFigure(short, long) {
+  const startup = short.subject.median - short.baseline.median;
+  const whole = long.subject.median - long.baseline.median;
+  return {
+    figure: 'run-stream: the gap to the node:http floor, a 1-token reply (start-up and exit) vs 2,000 tokens',
+    subject_1_token_ms: round(short.subject.median),
+    baseline_1_token_ms: round(short.baseline.median),
+    startup_gap_ms: round(startup),
+    gap_ms: round(whole),
+    stream_share_ms: round(whole - startup),
+    environment: 'scrubbed',
+    goal: null,
+    met: true,
+    runs: short.runs,
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'crystal-bench-home-'));
 const scriptFile = join(dir, 'script.json');
 writeFileSync(scriptFile, JSON.stringify({ replies: [{ textTokens: TOKENS, usage: { input: 10, output: TOKENS } }] }));
+// A second provider answering one token, for the start-up share of the gap; its own Home points crystal at it.
+const shortHome = join(dir, 'short-home');
+const shortScript = join(dir, 'script-1.json');
+mkdirSync(shortHome);
+writeFileSync(shortScript, JSON.stringify({ replies: [{ textTokens: 1, usage: { input: 10, output: 1 } }] }));
 let fake;
+let shortFake;
 try {
   fake = await startFakeProvider(scriptFile);
+  shortFake = await startFakeProvider(shortScript);
   const models = { 'fake-model': { contextWindow: 128000 } };
   const providers = { fake: { protocol: 'openai', baseUri: fake.baseUri, apiKey: 'bench-key', models } };
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ provider: 'fake', model: 'fake-model', providers }));
+  const shortProviders = { fake: { ...providers.fake, baseUri: shortFake.baseUri } };
+  writeFileSync(
+    join(shortHome, 'config.json'),
+    JSON.stringify({ provider: 'fake', model: 'fake-model', providers: shortProviders }),
+  );
 
   const subject = {
     argv: [process.execPath, root('packages/cli/bin/crystal.js'), 'run', '--format', 'json', 'hi'],
@@ -71,11 +80,11 @@ try {
       }
     },
   };
-  const floor = (script, what) => ({
-    argv: [process.execPath, root(`bench/lib/${script}`), fake.baseUri, 'fake-model', 'bench-key'],
+  const floor = (script, what, baseUri = fake.baseUri, tokens = TOKENS) => ({
+    argv: [process.execPath, root(`bench/lib/${script}`), baseUri, 'fake-model', 'bench-key'],
     check: (stdout) => {
       const out = JSON.parse(stdout);
-      if (!out.done || out.dataLines < TOKENS) throw new Error(`${what} floor read an incomplete stream: ${stdout}`);
+      if (!out.done || out.dataLines < tokens) throw new Error(`${what} floor read an incomplete stream: ${stdout}`);
     },
   });
   const runs = runCount(8);
@@ -93,6 +102,23 @@ try {
   // What the fresh pages crystal touches beyond the floor's (its bundle's text, the objects its code cache becomes,
   // the engine's modules) cost at this machine's price of a page: on a VM with slow faults, much of the gap above.
   printFigure(pageFigure('run-stream: fresh pages touched, crystal run vs node:http floor', http, pageFaultMicros()));
+  // Where the gap is: the same pair answering one token. The same compile cache (the same kind of start).
+  const short = await compare({
+    subject: {
+      ...subject,
+      env: { ...subject.env, CRYSTAL_HOME: shortHome },
+      check: (stdout) => {
+        const { stopReason, usage } = JSON.parse(stdout);
+        if (stopReason !== 'completed' || usage?.outputTokens !== 1) {
+          throw new Error(`crystal run did not complete a 1-token reply: ${JSON.stringify({ stopReason, usage })}`);
+        }
+      },
+    },
+    baseline: floor('http-floor.mjs', 'node:http', shortFake.baseUri, 1),
+    runs,
+    scrubbed: true,
+  });
+  printFigure(gapFigure(short, http));
   const cold = await compare({
     subject: { ...subject, env: { ...subject.env, CRYSTAL_COMPILE_CACHE: 'off' } },
     baseline: floor('http-floor.mjs', 'node:http'),
@@ -116,7 +142,7 @@ try {
     inherited_variables: inheritedNote(),
   });
 } finally {
-  fake?.child.removeAllListeners('exit');
-  fake?.child.kill();
+  stopFakeProvider(fake);
+  stopFakeProvider(shortFake);
   rmSync(dir, { recursive: true, force: true });
 }

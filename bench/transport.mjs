@@ -12,33 +12,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startFakeProvider, stopFakeProvider } from './lib/fake-provider.mjs';
 import { compare, median, printFigure, runCount, timeFigure } from './lib/harness.mjs';
 
 const TOKENS = 2000;
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
-
-function startFakeProvider(scriptFile) {
-  const child = spawn(
-    process.execPath,
-    [root('node_modules/.bin/crystal-fake-provider'), '--script', scriptFile, '--port', '0'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('fake provider did not start within 10 s')), 10_000);
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      out += d;
-      const match = /listening (\S+) \(baseUri (\S+)\)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1], baseUri: match[2] });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`fake provider exited ${code}`)));
-  });
-}
 
 /** The test forward proxy of packages/testkit as a process; resolves `{ child, url }`. */
 function startProxy() {
@@ -110,7 +88,6 @@ try {
   printFigure(timeFigure(`transport: ${TOKENS}-token request through a local HTTP proxy vs direct`, throughProxy, 1.2));
 } finally {
   proxy?.child.kill();
-  fake?.child.removeAllListeners('exit');
-  fake?.child.kill();
+  stopFakeProvider(fake);
   rmSync(dir, { recursive: true, force: true });
 }

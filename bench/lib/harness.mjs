@@ -126,7 +126,7 @@ export function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-const round = (n, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+export const round = (n, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** Prints one JSON line. */
 export function printFigure(figure) {
