@@ -115,6 +115,27 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     expect(error.message).toContain('HTTPS_PROXY');
   });
 
+  it('credentials with a stray % fail at once, naming the variable and the fix, never showing the password', async () => {
+    const client = (proxyUrl: string) =>
+      createChatClient(
+        { name: 'acme', protocol: 'openai', baseUri: 'http://api.example.com/v1/', apiKey: 'k' },
+        { id: 'm' },
+        { transport: createTransport({ env: { HTTP_PROXY: proxyUrl } }) },
+      );
+    // Before: a URIError inside every request, reported as a retried network failure.
+    const stray = await failure(await client('http://ops:s3cr%et@127.0.0.1:9'));
+    expect(stray.retryable).toBe(false);
+    expect(stray.message).toContain('HTTP_PROXY');
+    expect(stray.message).toContain('%25');
+    expect(stray.message).toContain('http://***@127.0.0.1:9');
+    expect(stray.message).not.toContain('s3cr');
+    // An address that is not a URL does not print its password either.
+    const bad = await failure(await client('http://ops:hunter2@[bad'));
+    expect(bad.message).toContain('HTTP_PROXY');
+    expect(bad.message).not.toContain('hunter2');
+    expect(proxyFor(new URL('http://api.example.com/'), { HTTP_PROXY: 'http://ops:a%25b@proxy:1' })?.password).toBe('a%25b');
+  });
+
   it('a proxy that asks for credentials (407) fails at once, saying where they go', async () => {
     const server = createServer();
     server.on('connect', (_req, socket: Socket) => {
@@ -151,5 +172,29 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     expect(proxyFor(new URL('http://ollama.lan/'), { https_proxy: 'proxy:1' })).toBeUndefined();
     expect(proxyFor(new URL('http://ollama.lan/'), { http_proxy: 'proxy:1' })?.href).toBe('http://proxy:1/');
     expect(noProxyMatches('anything.example', 443, '*')).toBe(true);
+  });
+
+  it('NO_PROXY IP ranges (10.0.0.0/8, fd00::/8) bypass the proxy for hosts written as IP addresses in them', () => {
+    const env = { HTTP_PROXY: 'http://proxy.corp:3128', NO_PROXY: '10.0.0.0/8, 192.168.1.0/24,[fd00::]/8,172.16.5.4:8000' };
+    const via = (url: string) => proxyFor(new URL(url), env)?.host;
+    expect(via('http://10.1.2.3:8000/v1/')).toBeUndefined();
+    expect(via('http://10.255.255.255/')).toBeUndefined();
+    expect(via('http://11.0.0.1/')).toBe('proxy.corp:3128');
+    expect(via('http://192.168.1.77/')).toBeUndefined();
+    expect(via('http://192.168.2.1/')).toBe('proxy.corp:3128');
+    expect(via('http://[fd12:3456::1]:11434/')).toBeUndefined();
+    expect(via('http://[fe80::1]/')).toBe('proxy.corp:3128');
+    // An address entry with a port: that port only.
+    expect(via('http://172.16.5.4:8000/')).toBeUndefined();
+    expect(via('http://172.16.5.4:8001/')).toBe('proxy.corp:3128');
+    // Names are not looked up (as curl and Go): a name in the range's network still goes through the proxy.
+    expect(via('http://llm.corp.internal/')).toBe('proxy.corp:3128');
+    // The same IPv6 address however it is written; an IPv4 range never matches an IPv6 host.
+    expect(noProxyMatches('fd00:0:0:0:0:0:0:1', 80, 'fd00::1')).toBe(true);
+    expect(noProxyMatches('::ffff:10.0.0.1', 80, '10.0.0.0/8')).toBe(false);
+    // A malformed range is skipped, never thrown: the other entries still count.
+    expect(noProxyMatches('10.0.0.1', 80, '10.0.0.0/40,10.0.0.0/33,1.2.3/8')).toBe(false);
+    expect(noProxyMatches('10.0.0.1', 80, '10.0.0.0/99, 10.0.0.1')).toBe(true);
+    expect(noProxyMatches('10.0.0.1', 80, '0.0.0.0/0')).toBe(true);
   });
 });
