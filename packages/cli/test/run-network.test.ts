@@ -83,6 +83,30 @@ describe('crystal run: certificates, proxies and error bodies', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('a caFile with no PEM certificate (a DER file) or a damaged one is a usage error naming caFile and the fix', async () => {
+    const server = await tlsFake();
+    const pem = readFileSync(certs.caFile, 'utf8');
+    const body = pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s/g, '');
+    home = tempHome();
+    // The same CA in DER (what a Windows export or a `.cer` download often is): Node would take it without a word.
+    home.writeFile('ca/corp.cer', Buffer.from(body, 'base64'));
+    home.writeConfig(fakeConfig(server.baseUri, { caFile: 'ca/corp.cer' }));
+    const der = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(der.code).toBe(1);
+    expect(der.stderr).toContain('caFile');
+    expect(der.stderr).toContain(join(home.path, 'ca/corp.cer'));
+    expect(der.stderr).toContain('openssl x509 -inform der');
+    expect(der.stderr).not.toMatch(/\n\s+at /);
+    // A PEM block with one line of its body gone (still base64, no longer a certificate).
+    home.writeFile('ca/cut.pem', pem.split('\n').toSpliced(3, 1).join('\n'));
+    home.writeConfig(fakeConfig(server.baseUri, { caFile: 'ca/cut.pem' }));
+    const cut = await runCrystal(['run', 'hi'], { home: home.path });
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toContain('Certificate 1 of 1');
+    expect(cut.stderr).toContain('damaged');
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('HTTPS_PROXY sends the request through a CONNECT tunnel', async () => {
     const server = await tlsFake();
     proxy = await startTestProxy();

@@ -13,7 +13,7 @@ export const crystalBin = join(repoRoot, 'packages/cli/bin/crystal.js');
 export interface TempHome {
   readonly path: string;
   writeConfig(config: unknown): void;
-  writeFile(relative: string, content: string): string;
+  writeFile(relative: string, content: string | Uint8Array): string;
   dispose(): void;
 }
 

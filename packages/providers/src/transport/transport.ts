@@ -103,12 +103,39 @@ export function transportAbortError(): Error {
 }
 
 /** Reads a PEM bundle; the error names the file and the setting. */
+const crypto = lazyBuiltin<typeof import('node:crypto')>('node:crypto');
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * The certificates of `caFile`, checked: Node's TLS takes a `ca` entry that holds no certificate
+ * without a word, and the user would only see every request fail as untrusted. So a file with no
+ * PEM certificate (a DER `.cer`, a key, the wrong file) or a damaged one is an error naming it.
+ */
 function readCa(file: string, setting: string): string {
+  let text: string;
   try {
-    return readFileSync(file, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new Error(`Cannot read the certificate file ${file} (${setting}): ${(error as Error).message}`);
   }
+  if (setting !== 'caFile') return text;
+  const blocks = text.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) {
+    throw new Error(
+      `The certificate file ${file} (${setting}) holds no PEM certificate (no -----BEGIN CERTIFICATE----- block); a DER file converts with: openssl x509 -inform der -in ${file} -out ${file}.pem`,
+    );
+  }
+  blocks.forEach((block, index) => {
+    try {
+      new (crypto().X509Certificate)(block);
+    } catch (error) {
+      throw new Error(
+        `Certificate ${index + 1} of ${blocks.length} in ${file} (${setting}) is damaged: ${(error as Error).message}`,
+      );
+    }
+  });
+  return text;
 }
 
 export function createTransport(options: TransportOptions = {}): Transport {
