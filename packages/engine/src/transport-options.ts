@@ -3,7 +3,14 @@
  * the transport (proxy variables from the session's environment, `caFile`).
  */
 import { isAbsolute, join } from 'node:path';
-import { type ClientOptions, createTransport, defaultTransport, type Transport } from '@crystal/providers';
+import {
+  type ClientOptions,
+  createTransport,
+  defaultTransport,
+  type FetchFunction,
+  type Transport,
+  transportFetch,
+} from '@crystal/providers';
 import type { Config } from './config/schema.js';
 import { UsageError } from './errors.js';
 
@@ -46,4 +53,12 @@ export function clientOptionsOf(home: string, config: Config, env: NodeJS.Proces
     ...(r.firstByteTimeoutSeconds === undefined ? {} : { firstByteTimeoutMs: ms(r.firstByteTimeoutSeconds) }),
     ...(r.idleTimeoutSeconds === undefined ? {} : { idleTimeoutMs: ms(r.idleTimeoutSeconds) }),
   };
+}
+
+/**
+ * The `fetch` MCP servers over HTTP or SSE are reached with: the providers' transport, so the
+ * proxy variables, NO_PROXY and caFile apply to them as to the model (issue 22 item 2).
+ */
+export function mcpFetch(home: string, config: Config, env: NodeJS.ProcessEnv): FetchFunction {
+  return transportFetch(transportFor(home, config, env));
 }

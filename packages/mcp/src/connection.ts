@@ -57,6 +57,11 @@ export interface McpConnectionOptions {
   /** The host environment `${VAR}` came from; stdio children get the SDK's safe subset of it plus the entry's `env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly wrapStdio?: StdioWrapper;
+  /**
+   * How an HTTP or SSE server is reached (default: global `fetch`). The host passes one over its
+   * own transport, so proxies, NO_PROXY and extra certificate authorities apply (issue 22 item 2).
+   */
+  readonly fetch?: McpFetch;
   /** The initialize handshake's limit (default 30 s). */
   readonly connectTimeoutMs?: number;
   /** Called on every state, tool, prompt or resource list change. */
@@ -64,6 +69,9 @@ export interface McpConnectionOptions {
   /** One line for the operator (a failure, a restart). */
   readonly onNote?: (text: string) => void;
 }
+
+/** A `fetch` for the HTTP and SSE transports (the SDK's FetchLike). */
+export type McpFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 export const CLIENT_INFO = { name: 'crystal-code', version: '0.1.0' } as const;
 const STDERR_TAIL = 2000;
@@ -189,17 +197,19 @@ export class McpConnection {
     }
     const requestInit: RequestInit = { headers: { ...spec.headers } };
     const url = new URL(spec.url as string);
+    const send: McpFetch = this.options.fetch ?? fetch;
     if (spec.transport === 'http') {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      return new StreamableHTTPClientTransport(url, { requestInit });
+      return new StreamableHTTPClientTransport(url, { requestInit, fetch: send });
     }
     const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
     return new SSEClientTransport(url, {
       requestInit,
+      fetch: send,
       // The event stream's GET carries the same headers (the SDK's EventSource takes a fetch).
       eventSourceInit: {
         fetch: (input, init) =>
-          fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...spec.headers } }),
+          send(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...spec.headers } }),
       },
     });
   }

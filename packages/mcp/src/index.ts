@@ -9,6 +9,7 @@ export {
   McpCallError,
   McpConnection,
   type McpConnectionOptions,
+  type McpFetch,
   type McpPromptInfo,
   type McpResourceInfo,
   type McpServerState,

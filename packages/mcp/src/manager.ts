@@ -5,7 +5,7 @@
  * `start()` returns at once; servers connect in the background, and a failing one gives one note.
  */
 import type { McpServerSpec } from './config.js';
-import { McpConnection, type McpConnectionOptions, type McpServerState, type StdioWrapper } from './connection.js';
+import { McpConnection, type McpConnectionOptions, type McpFetch, type McpServerState, type StdioWrapper } from './connection.js';
 import { mcpPromptCommand, mcpToolName } from './names.js';
 import type { McpCallOutcome } from './results.js';
 
@@ -55,6 +55,8 @@ export interface McpManagerOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The sandbox hook for stdio servers (see `StdioWrapper`). */
   readonly wrapStdio?: StdioWrapper;
+  /** How HTTP and SSE servers are reached (see McpConnectionOptions.fetch). */
+  readonly fetch?: McpFetch;
   readonly connectTimeoutMs?: number;
   readonly onNote?: (text: string) => void;
   /** A server's state or lists changed (the host may publish an event). */
@@ -73,6 +75,7 @@ export class McpManager {
         workspace: options.workspace,
         ...(options.env ? { env: options.env } : {}),
         ...(options.wrapStdio ? { wrapStdio: options.wrapStdio } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
         ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
         onChange: () => options.onChange?.(spec.name),
         ...(options.onNote ? { onNote: options.onNote } : {}),

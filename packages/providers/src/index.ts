@@ -7,3 +7,4 @@ export * from './model-list.js';
 export * from './error-text.js';
 export * from './transport/proxy.js';
 export * from './transport/transport.js';
+export * from './transport/fetch.js';

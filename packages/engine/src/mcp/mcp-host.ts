@@ -18,6 +18,7 @@ import { configPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { ExternalTool } from '../external-tools/external-tool.js';
 import { realPath } from '../tools/fence.js';
+import { mcpFetch } from '../transport-options.js';
 import { createMcpTool } from './mcp-tool.js';
 import { mayRunProjectServers } from './project-trust.js';
 
@@ -102,10 +103,14 @@ export function startMcpHost(options: McpHostOptions): McpHost {
       close: async () => undefined,
     };
   }
+  const env = options.env ?? process.env;
+  const remote = servers.some((server) => server.transport !== 'stdio');
   const manager = new McpManager({
     servers,
     workspace: options.workspace,
-    env: options.env ?? process.env,
+    env,
+    // Issue 22 item 2: HTTP and SSE servers go through the proxies and caFile the model does.
+    ...(remote ? { fetch: mcpFetch(options.home, options.config, env) } : {}),
     ...(options.wrapStdio ? { wrapStdio: options.wrapStdio } : {}),
     ...(options.onNote ? { onNote: options.onNote } : {}),
     ...(options.onChange ? { onChange: options.onChange } : {}),

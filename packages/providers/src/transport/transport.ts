@@ -51,7 +51,11 @@ export interface TransportRequest {
 export interface TransportResponse {
   readonly status: number;
   readonly url: string;
-  readonly headers: { get(name: string): string | null };
+  readonly headers: {
+    get(name: string): string | null;
+    /** Every header as received (a repeated one once per value), names in lower case. */
+    entries(): Iterable<[string, string]>;
+  };
   /** The body, one Buffer per network read. */
   readonly body: AsyncIterable<Uint8Array>;
   /** Reads at most `maxBytes` of the body as UTF-8 and discards the rest. */
@@ -353,6 +357,13 @@ function wrapResponse(res: http.IncomingMessage, url: string, coalescer: ReadCoa
         const value = res.headers[name.toLowerCase()];
         if (value === undefined) return null;
         return Array.isArray(value) ? value.join(', ') : value;
+      },
+      *entries(): Iterable<[string, string]> {
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value === undefined) continue;
+          if (Array.isArray(value)) for (const one of value) yield [name, one];
+          else yield [name, value];
+        }
       },
     },
     body,

@@ -1,0 +1,70 @@
+/**
+ * Issue 22 item 2: MCP servers over HTTP honour the proxy variables as the providers do. The real
+ * server-everything (from npm) behind the SDK's Streamable HTTP and SSE transports on 127.0.0.1,
+ * the test's CONNECT/forward proxy, and a host name (`mcp.test`) that only the proxy resolves:
+ * a request that did not go through the proxy cannot reach the server at all.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestProxy, type TestProxy } from '@crystal/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type EverythingHttp, startEverythingHttp } from '../../mcp/test/servers.js';
+import { type Config, type McpHost, startMcpHost } from '../src/index.js';
+
+let http: EverythingHttp | undefined;
+let proxy: TestProxy | undefined;
+let host: McpHost | undefined;
+afterEach(async () => {
+  await host?.close();
+  await http?.close();
+  await proxy?.close();
+  host = undefined;
+  http = undefined;
+  proxy = undefined;
+});
+
+async function hostWith(env: NodeJS.ProcessEnv): Promise<{ host: McpHost; port: string }> {
+  http = await startEverythingHttp();
+  const port = new URL(http.url).port;
+  const home = mkdtempSync(join(tmpdir(), 'crystal-mcp-proxy-'));
+  const mcpServers = {
+    remote: { type: 'http', url: `http://mcp.test:${port}/mcp` },
+    old: { type: 'sse', url: `http://mcp.test:${port}/sse` },
+  };
+  host = startMcpHost({ home, workspace: home, config: { mcpServers } as unknown as Config, env, imageInput: () => false });
+  await host.manager?.whenSettled();
+  return { host, port };
+}
+
+const never = new AbortController().signal;
+
+describe('MCP servers over HTTP and SSE through the proxy variables (issue 22 item 2)', () => {
+  it('HTTP_PROXY: a Streamable HTTP and an SSE server are reached through the proxy, and their tools answer', async () => {
+    proxy = await startTestProxy();
+    const { host, port } = await hostWith({ HTTP_PROXY: proxy.url });
+    expect(host.manager?.status().map((s) => [s.name, s.state])).toEqual([
+      ['remote', 'ready'],
+      ['old', 'ready'],
+    ]);
+    for (const [name, message] of [
+      ['mcp__remote__echo', 'via streamable http'],
+      ['mcp__old__echo', 'via sse'],
+    ] as const) {
+      const echo = host.tools().find((tool) => tool.name === name);
+      const result = await echo?.execute({ message }, { signal: never, callId: name });
+      expect(JSON.stringify(result)).toContain(`Echo: ${message}`);
+    }
+    const seen = (path: string) => proxy?.seen.filter((url) => url.startsWith(`http://mcp.test:${port}${path}`)) ?? [];
+    expect(seen('/mcp').length).toBeGreaterThanOrEqual(3);
+    expect(seen('/sse')).toHaveLength(1);
+    expect(seen('/message').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('NO_PROXY names the host: the servers are dialled directly (here: no such host), and the proxy sees nothing', async () => {
+    proxy = await startTestProxy();
+    const { host } = await hostWith({ HTTP_PROXY: proxy.url, NO_PROXY: '.test' });
+    expect(host.manager?.status().map((s) => s.state)).toEqual(['failed', 'failed']);
+    expect(proxy.seen).toEqual([]);
+  });
+});
