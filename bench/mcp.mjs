@@ -7,7 +7,11 @@
  *   echoed), and, with servers, the time until all three are ready (seen through `/mcp`);
  * - per-call overhead of the server's `echo` tool through our whole layer (the engine's catalog
  *   tool over `@crystal/mcp`) against the bare SDK client on the same kind of server, both over
- *   stdio, calls interleaved in batches.
+ *   stdio, calls interleaved in batches;
+ * - the same call over Streamable HTTP (server-everything behind the SDK's server transport on
+ *   127.0.0.1) with the fetch the host gives `@crystal/mcp` (the providers' node:http transport,
+ *   which carries the proxy variables and caFile, issue 22 item 2) against the SDK's default,
+ *   global `fetch` (goal: ratio ≤ 1.0, as for the providers' transport).
  *
  * Each figure is one JSON line with `met`. BENCH_RUNS sets the start-up runs (default 8).
  */
@@ -16,7 +20,10 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pty from 'node-pty';
+import { createServer } from 'node:http';
 import { startMcpHost } from '../packages/engine/dist/index.js';
+import { McpManager } from '../packages/mcp/dist/index.js';
+import { createTransport, transportFetch } from '../packages/providers/dist/index.js';
 import { FakeProvider, fakeConfig, tempDir, tempHome } from '../packages/testkit/dist/index.js';
 import { printFigure, runCount } from './lib/harness.mjs';
 
@@ -24,6 +31,8 @@ const require = createRequire(fileURLToPath(new URL('../packages/mcp/package.jso
 const everythingBin = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 const { Client } = await import(require.resolve('@modelcontextprotocol/sdk/client/index.js'));
 const { StdioClientTransport } = await import(require.resolve('@modelcontextprotocol/sdk/client/stdio.js'));
+const { StreamableHTTPServerTransport } = await import(require.resolve('@modelcontextprotocol/sdk/server/streamableHttp.js'));
+const everythingServer = await import(join(dirname(everythingBin), 'server', 'index.js'));
 
 const crystal = fileURLToPath(new URL('../packages/cli/bin/crystal.js', import.meta.url));
 const FRAME_END = '\x1b[?2026l';
@@ -187,10 +196,47 @@ async function startupFigures() {
   });
 }
 
-async function callFigures() {
+const PER_BATCH = 50;
+const never = new AbortController().signal;
+
+/**
+ * Per-call milliseconds of `subject(i)` and `baseline(i)`, in batches of PER_BATCH calls each,
+ * interleaved batch by batch with the order flipped every batch; the first two pairs warm up.
+ */
+async function interleaved(subject, baseline) {
   const batches = runCount(20);
-  const perBatch = 50;
-  const never = new AbortController().signal;
+  const time = async (call) => {
+    const start = performance.now();
+    for (let i = 0; i < PER_BATCH; i++) await call(i);
+    return (performance.now() - start) / PER_BATCH;
+  };
+  const samples = { subject: [], baseline: [], runs: batches * PER_BATCH };
+  for (let b = 0; b < batches + 2; b++) {
+    const [x, y] =
+      b % 2 === 0 ? [await time(subject), await time(baseline)] : [...[await time(baseline), await time(subject)].reverse()];
+    if (b < 2) continue;
+    samples.subject.push(x);
+    samples.baseline.push(y);
+  }
+  return samples;
+}
+
+/** One call figure from `interleaved` samples: medians, the overhead per call, the ratio against `goal`. */
+function printCallFigure(figure, samples, goal) {
+  const [subject, baseline] = [median(samples.subject), median(samples.baseline)];
+  printFigure({
+    figure,
+    subject_ms: round(subject, 3),
+    baseline_ms: round(baseline, 3),
+    overhead_ms: round(subject - baseline, 3),
+    ratio: round(subject / baseline, 3),
+    goal,
+    met: subject / baseline <= goal,
+    runs: samples.runs,
+  });
+}
+
+async function callFigures() {
   const host = startMcpHost({
     home: tempDir('crystal-bench-mcp-home-'),
     workspace: tempDir('crystal-bench-mcp-ws-'),
@@ -201,36 +247,67 @@ async function callFigures() {
   const tool = host.tools().find((t) => t.name === 'mcp__bench__echo');
   const bare = new Client({ name: 'bare', version: '1' });
   await bare.connect(new StdioClientTransport({ ...server, stderr: 'pipe' }));
-  const ours = [];
-  const sdk = [];
-  const time = async (fn) => {
-    const start = performance.now();
-    for (let i = 0; i < perBatch; i++) await fn(i);
-    return (performance.now() - start) / perBatch;
-  };
-  for (let b = 0; b < batches + 2; b++) {
-    const viaLayer = () => time((i) => tool.execute({ message: `m${i}` }, { signal: never, callId: `c${i}` }));
-    const viaSdk = () => time((i) => bare.callTool({ name: 'echo', arguments: { message: `m${i}` } }));
-    // Order flipped every batch.
-    const [a, c] = b % 2 === 0 ? [await viaLayer(), await viaSdk()] : [...[await viaSdk(), await viaLayer()].reverse()];
-    if (b < 2) continue;
-    ours.push(a);
-    sdk.push(c);
-  }
+  const samples = await interleaved(
+    (i) => tool.execute({ message: `m${i}` }, { signal: never, callId: `c${i}` }),
+    (i) => bare.callTool({ name: 'echo', arguments: { message: `m${i}` } }),
+  );
   await bare.close();
   await host.close();
-  const ratio = median(ours) / median(sdk);
-  printFigure({
-    figure: 'mcp: echo call through the catalog tool and @crystal/mcp vs the bare SDK client (stdio)',
-    subject_ms: round(median(ours), 3),
-    baseline_ms: round(median(sdk), 3),
-    overhead_ms: round(median(ours) - median(sdk), 3),
-    ratio: round(ratio, 3),
-    goal: 1.1,
-    met: ratio <= 1.1,
-    runs: batches * perBatch,
+  printCallFigure('mcp: echo call through the catalog tool and @crystal/mcp vs the bare SDK client (stdio)', samples, 1.1);
+}
+
+/** server-everything over Streamable HTTP on 127.0.0.1 (`/mcp`, one MCP session per client); resolves `{ url, close }`. */
+async function everythingOverHttp() {
+  const sessions = new Map();
+  const servers = [];
+  const http = createServer(async (req, res) => {
+    const id = req.headers['mcp-session-id'];
+    let transport = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (!transport) {
+      const { server } = everythingServer.createServer();
+      servers.push(server);
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (session) => sessions.set(session, transport),
+      });
+      await server.connect(transport);
+    }
+    await transport.handleRequest(req, res);
   });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${http.address().port}/mcp`,
+    close: async () => {
+      for (const server of servers) await server.close().catch(() => undefined);
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
+
+async function httpCallFigures() {
+  const remote = await everythingOverHttp();
+  const spec = { name: 'bench', source: 'home', file: 'bench', transport: 'http', url: remote.url, headers: {}, trust: false };
+  const managerWith = async (fetch) => {
+    const manager = new McpManager({ servers: [spec], workspace: tempDir('crystal-bench-mcp-ws-'), ...(fetch ? { fetch } : {}) });
+    manager.start();
+    await manager.whenSettled();
+    const echo = manager.tools().find((t) => t.name === 'mcp__bench__echo');
+    if (!echo) throw new Error(`the HTTP server did not come up: ${JSON.stringify(manager.status())}`);
+    return { manager, echo };
+  };
+  const ours = await managerWith(transportFetch(createTransport({ env: {} })));
+  const global = await managerWith(undefined);
+  const samples = await interleaved(
+    (i) => ours.echo.call({ message: `m${i}` }, never),
+    (i) => global.echo.call({ message: `m${i}` }, never),
+  );
+  await ours.manager.close();
+  await global.manager.close();
+  await remote.close();
+  printCallFigure('mcp: echo call over Streamable HTTP, the host fetch (node:http transport) vs global fetch', samples, 1);
 }
 
 await startupFigures();
 await callFigures();
+await httpCallFigures();

@@ -4,11 +4,11 @@
  * the test's CONNECT/forward proxy, and a host name (`mcp.test`) that only the proxy resolves:
  * a request that did not go through the proxy cannot reach the server at all.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestProxy, type TestProxy } from '@crystal/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
+import { makeTestCertificates, startTestProxy, type TestCertificates, type TestProxy } from '@crystal/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type EverythingHttp, startEverythingHttp } from '../../mcp/test/servers.js';
 import { type Config, type McpHost, startMcpHost } from '../src/index.js';
 
@@ -24,15 +24,23 @@ afterEach(async () => {
   proxy = undefined;
 });
 
-async function hostWith(env: NodeJS.ProcessEnv): Promise<{ host: McpHost; port: string }> {
-  http = await startEverythingHttp();
+let certs: TestCertificates;
+beforeAll(() => {
+  certs = makeTestCertificates('mcp.test');
+});
+afterAll(() => rmSync(certs.dir, { recursive: true, force: true }));
+
+async function hostWith(env: NodeJS.ProcessEnv, secure = false): Promise<{ host: McpHost; port: string }> {
+  http = await startEverythingHttp(secure ? { key: certs.key, cert: certs.cert } : undefined);
   const port = new URL(http.url).port;
   const home = mkdtempSync(join(tmpdir(), 'crystal-mcp-proxy-'));
+  const scheme = secure ? 'https' : 'http';
   const mcpServers = {
-    remote: { type: 'http', url: `http://mcp.test:${port}/mcp` },
-    old: { type: 'sse', url: `http://mcp.test:${port}/sse` },
+    remote: { type: 'http', url: `${scheme}://mcp.test:${port}/mcp` },
+    old: { type: 'sse', url: `${scheme}://mcp.test:${port}/sse` },
   };
-  host = startMcpHost({ home, workspace: home, config: { mcpServers } as unknown as Config, env, imageInput: () => false });
+  const config = { mcpServers, ...(secure ? { caFile: certs.caFile } : {}) } as unknown as Config;
+  host = startMcpHost({ home, workspace: home, config, env, imageInput: () => false });
   await host.manager?.whenSettled();
   return { host, port };
 }
@@ -59,6 +67,18 @@ describe('MCP servers over HTTP and SSE through the proxy variables (issue 22 it
     expect(seen('/mcp').length).toBeGreaterThanOrEqual(3);
     expect(seen('/sse')).toHaveLength(1);
     expect(seen('/message').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('HTTPS_PROXY and caFile: https servers are reached through a CONNECT tunnel, trusting the private CA', async () => {
+    proxy = await startTestProxy();
+    const { host, port } = await hostWith({ HTTPS_PROXY: proxy.url }, true);
+    expect(host.manager?.status().map((s) => s.state)).toEqual(['ready', 'ready']);
+    const echo = host.tools().find((tool) => tool.name === 'mcp__remote__echo');
+    const result = await echo?.execute({ message: 'via a tunnel' }, { signal: never, callId: 'tunnel' });
+    expect(JSON.stringify(result)).toContain('Echo: via a tunnel');
+    // One CONNECT per connection (keep-alive inside the tunnels), all to the name only the proxy resolves.
+    expect(proxy.seen.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(proxy.seen)).toEqual(new Set([`mcp.test:${port}`]));
   });
 
   it('NO_PROXY names the host: the servers are dialled directly (here: no such host), and the proxy sees nothing', async () => {

@@ -4,7 +4,8 @@
  * server factory behind the SDK's Streamable HTTP and legacy SSE server transports on 127.0.0.1
  * (its bundled HTTP launchers listen on every address, which tests here must not do).
  */
-import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -60,14 +61,17 @@ async function everythingFactory(): Promise<ServerFactory> {
   return module.createServer;
 }
 
-/** server-everything over Streamable HTTP (`/mcp`) and legacy HTTP+SSE (`/sse`, `/message`) on 127.0.0.1. */
-export async function startEverythingHttp(): Promise<EverythingHttp> {
+/**
+ * server-everything over Streamable HTTP (`/mcp`) and legacy HTTP+SSE (`/sse`, `/message`) on 127.0.0.1;
+ * with `tls`, over HTTPS with that key and certificate.
+ */
+export async function startEverythingHttp(tls?: { key: string; cert: string }): Promise<EverythingHttp> {
   const createServer = await everythingFactory();
   const streamable = new Map<string, StreamableHTTPServerTransport>();
   const sse = new Map<string, SSEServerTransport>();
   const cleanups: (() => Promise<void>)[] = [];
   const requests: EverythingHttp['requests'] = [];
-  const http: Server = createHttpServer(async (req, res) => {
+  const listener: RequestListener = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers });
     try {
@@ -116,11 +120,12 @@ export async function startEverythingHttp(): Promise<EverythingHttp> {
     } catch (error) {
       if (!res.headersSent) res.writeHead(500).end(String(error));
     }
-  });
+  };
+  const http: Server = tls ? createHttpsServer(tls, listener) : createHttpServer(listener);
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
     close: async () => {
       for (const cleanup of cleanups) await cleanup();
