@@ -11,6 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { FakeProvider, makeTestCertificates, startTestProxy, type TestCertificates, type TestProxy } from '@crystal/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createChatClient, createTransport, noProxyMatches, proxyFor } from '../src/index.js';
+import { isIp } from '../src/transport/tunnel.js';
 import { collect, failure } from './stream-helpers.js';
 
 let certs: TestCertificates;
@@ -196,5 +197,11 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     expect(noProxyMatches('10.0.0.1', 80, '10.0.0.0/40,10.0.0.0/33,1.2.3/8')).toBe(false);
     expect(noProxyMatches('10.0.0.1', 80, '10.0.0.0/99, 10.0.0.1')).toBe(true);
     expect(noProxyMatches('10.0.0.1', 80, '0.0.0.0/0')).toBe(true);
+  });
+
+  it('TLS names the server unless the host is an IP address (the same node:net test as NO_PROXY)', () => {
+    for (const ip of ['127.0.0.1', '10.1.2.3', '::1', '[::1]', 'fd00::1', '[fe80::1]']) expect(isIp(ip)).toBe(true);
+    for (const name of ['provider.test', 'api.openai.com', 'localhost', '1.2.3.4.example', '1.2.3.4.5'])
+      expect(isIp(name)).toBe(false);
   });
 });

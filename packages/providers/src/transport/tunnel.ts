@@ -5,6 +5,7 @@
  * level would load both when the transport loads.
  */
 import http from 'node:http';
+import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import { lazyBuiltin } from '@crystal/core';
@@ -86,8 +87,9 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
   };
 }
 
+/** Whether a host is an IP address (TLS sends no server name for one); node:net decides, as for NO_PROXY. */
 export function isIp(host: string): boolean {
-  return /^[\d.]+$/.test(host) || host.includes(':');
+  return isIP(host.replace(/^\[|\]$/g, '')) !== 0;
 }
 export function proxyAuthorization(proxy: URL): Record<string, string> {
   if (proxy.username === '') return {};
