@@ -1,6 +1,7 @@
 /** Maps engine events onto stdout/stderr for `crystal run` in its three formats (CLI-2). */
 import type { ControllerEvent, StopReason, TurnResult } from '@crystal/engine';
 import type { RunFormat } from './run-options.js';
+import { isoTime } from '@crystal/core';
 
 export interface OutputStreams {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -78,7 +79,7 @@ function streamJsonPrinter(out: OutputStreams, showThinking: boolean, sessionId:
   // AGENT-4: every line names the agent it comes from (`main`, or a child's path).
   let agent = 'main';
   const line = (type: string, fields: Record<string, unknown>): void => {
-    out.stdout.write(`${JSON.stringify({ type, timestamp: new Date().toISOString(), sessionId, agent, ...fields })}\n`);
+    out.stdout.write(`${JSON.stringify({ type, timestamp: isoTime(), sessionId, agent, ...fields })}\n`);
   };
   // The arguments of each call, for its `tool_use` line (the results name only the call id).
   const argumentsOf = new Map<string, string>();

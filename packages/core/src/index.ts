@@ -7,3 +7,4 @@ export * from './limits.js';
 export * from './import-outside.js';
 export * from './warm-start.js';
 export * from './lazy-builtin.js';
+export * from './iso-time.js';

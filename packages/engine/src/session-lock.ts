@@ -9,7 +9,7 @@
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { uniqueHex } from '@crystal/core';
+import { uniqueHex, isoTime } from '@crystal/core';
 import { UsageError } from './errors.js';
 import { removeFileSync } from './durable-files.js';
 import { describeFsError } from './fs-errors.js';
@@ -155,7 +155,7 @@ function self(surface: string): LockHolder {
   const procStart = procStartOf(process.pid);
   return {
     pid: process.pid,
-    since: new Date().toISOString(),
+    since: isoTime(),
     host: hostname(),
     surface,
     ...(procStart ? { procStart } : {}),

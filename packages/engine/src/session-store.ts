@@ -26,7 +26,7 @@ import {
   statSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { type ChatMessage, type Usage, uniqueHex } from '@crystal/core';
+import { type ChatMessage, type Usage, uniqueHex, isoTime } from '@crystal/core';
 import { commit, discard, removeQuietly, type StagedFile, stageAt, stageReplace, syncAll, syncDir } from './durable-files.js';
 import { UsageError } from './errors.js';
 import { describeFsError } from './fs-errors.js';
@@ -82,7 +82,7 @@ interface LogHead {
 }
 
 export function newSessionId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  const stamp = isoTime(now).replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `${stamp}-${uniqueHex(3)}`;
 }
 
@@ -122,7 +122,9 @@ const stampOf = (stat: Stats): HeadStamp => ({ ino: stat.ino, size: stat.size, m
 
 function headStamp(path: string): HeadStamp | undefined {
   try {
-    return stampOf(statSync(path));
+    // A new session has no head yet: asked without an exception (~15 us each, issue 22).
+    const stat = statSync(path, { throwIfNoEntry: false });
+    return stat === undefined ? undefined : stampOf(stat);
   } catch {
     return undefined;
   }
@@ -447,8 +449,8 @@ export class SessionFiles {
       // SEC-8: the id is the validated one the file was found under, never one read from it.
       id,
       workspace: str('workspace', ''),
-      createdUtc: str('createdUtc', new Date().toISOString()),
-      updatedUtc: str('updatedUtc', new Date().toISOString()),
+      createdUtc: str('createdUtc', isoTime()),
+      updatedUtc: str('updatedUtc', isoTime()),
       provider: str('provider', ''),
       model: str('model', ''),
       context,

@@ -21,6 +21,7 @@ import {
   type ToolInvocationPolicy,
   systemMessage,
   userMessage,
+  isoTime,
 } from '@crystal/core';
 import { type ClientOptions, createChatClient } from '@crystal/providers';
 import { selectModel } from './catalog.js';
@@ -214,7 +215,7 @@ export class Session {
       ? offlineClient(resumed?.state.provider ?? options.provider ?? '', resumed?.state.model ?? options.model ?? '')
       : await buildClient(options, options.provider, options.model, env);
     const limits = { ...budgetLimitsOf(options.config), ...(options.limits ?? {}) };
-    const now = new Date().toISOString();
+    const now = isoTime();
     const state: SessionState = resumed?.state ?? {
       id: newId,
       workspace: options.workspace,
@@ -499,7 +500,7 @@ export class Session {
         // streaming, a batch, the turn's end) starts it first if the request has not.
         const checkpoints = this.checkpoints;
         if (checkpoints) {
-          const record = [this.state.userTurns + 1, text, this.state.context.slice(1), new Date().toISOString()] as const;
+          const record = [this.state.userTurns + 1, text, this.state.context.slice(1), isoTime()] as const;
           recordTurn = () => {
             recordTurn = undefined;
             void checkpoints.beforeTurn(...record);
@@ -871,7 +872,7 @@ export class Session {
     // The copy is made from memory: a source that cannot be saved (disk full, changed by another
     // process) is exactly what a fork rescues, so its own save may fail.
     if (!this.options.readOnly) await this.save().catch(() => undefined);
-    const now = new Date().toISOString();
+    const now = isoTime();
     const copy: SessionState = {
       ...this.state,
       id: newSessionId(),
@@ -1045,7 +1046,7 @@ export class Session {
   async save(): Promise<string> {
     if (this.options.readOnly || (this.options.offline && !this.options.offlineWriter))
       throw new UsageError(`Session ${this.state.id} was opened read-only here and is not saved.`);
-    this.state.updatedUtc = new Date().toISOString();
+    this.state.updatedUtc = isoTime();
     let path: string;
     try {
       // IMG-12: only images the archive or the model context still mention are kept (HIST-8).

@@ -9,7 +9,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ChatMessage, emptyUsage, type Usage } from '@crystal/core';
+import { type ChatMessage, emptyUsage, type Usage, isoTime } from '@crystal/core';
 import { writeFileAtomic } from '../atomic-write.js';
 import { UsageError } from '../errors.js';
 import type { StopReason } from '../events.js';
@@ -51,7 +51,7 @@ export function childPathOnDisk(home: string, parentSessionId: string, childId: 
 }
 
 export async function saveChild(home: string, record: ChildRecord): Promise<string> {
-  const now = new Date().toISOString();
+  const now = isoTime();
   const head = JSON.parse(
     serialiseSession({
       id: record.id,

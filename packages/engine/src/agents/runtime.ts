@@ -31,6 +31,7 @@ import {
   type ToolResultPart,
   type Usage,
   userMessage,
+  isoTime,
 } from '@crystal/core';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
@@ -176,7 +177,7 @@ export class AgentRuntime {
     const task = userMessage(input.prompt);
     const childContext: ChatMessage[] = [system, task];
     const archive: ChatMessage[] = [task];
-    const createdUtc = new Date().toISOString();
+    const createdUtc = isoTime();
     let modelCalls = 0;
     let usage: Usage = emptyUsage;
     const link = (state: ChildLink['state']): ChildLink => ({
