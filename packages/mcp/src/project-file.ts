@@ -2,7 +2,7 @@
  * The project's `.mcp.json` (MCP-2), Claude Code's file: `{ "mcpServers": { … } }` at the
  * workspace root. A missing file holds no servers; an unreadable or invalid one gives one note.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type McpServerSource, type ParsedServers, parseMcpServers } from './config.js';
 
@@ -18,9 +18,10 @@ export function readServersFile(
   source: McpServerSource,
   env: Readonly<Record<string, string | undefined>>,
 ): ParsedServers & { readonly exists: boolean } {
-  let text: string;
+  let text: string | undefined;
   try {
-    text = readFileSync(file, 'utf8');
+    // A project without .mcp.json is the usual case: asked without an exception (issue 22).
+    text = statSync(file, { throwIfNoEntry: false }) === undefined ? undefined : readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { servers: [], notes: [], exists: false };
     return {
@@ -29,6 +30,7 @@ export function readServersFile(
       exists: true,
     };
   }
+  if (text === undefined) return { servers: [], notes: [], exists: false };
   let value: unknown;
   try {
     value = JSON.parse(text.replace(/^\uFEFF/, ''));

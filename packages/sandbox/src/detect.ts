@@ -101,7 +101,8 @@ function runProbe(bwrap: string): Promise<SandboxAvailability> {
 
 function isExecutable(file: string): boolean {
   try {
-    if (!statSync(file).isFile()) return false;
+    // Most PATH folders lack it: asked without an exception (issue 22).
+    if (!statSync(file, { throwIfNoEntry: false })?.isFile()) return false;
     accessSync(file, constants.X_OK);
     return true;
   } catch {

@@ -4,7 +4,6 @@
  * owner-only, deduplicated, written atomically. A corrupt file is an error naming the file and
  * is never overwritten.
  */
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ParsedToolCall } from '@crystal/core';
 import * as z from 'zod/mini';
@@ -12,6 +11,7 @@ import { writeFileAtomic } from '../atomic-write.js';
 import { keyLines, lineOfPath, parseJson } from '../config/json-locate.js';
 import { ConfigError } from '../errors.js';
 import { lazySchema } from '../lazy-schema.js';
+import { readTextIfPresent } from '../fs-errors.js';
 
 export interface Grant {
   /** The absolute workspace path. */
@@ -60,13 +60,14 @@ interface PermissionsFile {
 /** Reads `permissions.json`; a missing or empty file holds no grants. Throws `ConfigError` when corrupt. */
 export function readPermissions(home: string): PermissionsFile {
   const file = permissionsPath(home);
-  let text: string;
+  let text: string | undefined;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readTextIfPresent(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { rest: {}, grants: [] };
     throw new ConfigError(file, undefined, undefined, `cannot be read (${(error as Error).message}); fix its permissions.`);
   }
+  if (text === undefined) return { rest: {}, grants: [] };
   text = text.replace(/^\uFEFF/, '');
   if (text.trim() === '') return { rest: {}, grants: [] };
   const parsed = parseJson(text);

@@ -21,9 +21,9 @@
  * file and its target: a restore killed with -9 leaves each file old or new, and re-running the
  * rewind finishes it.
  */
-import { promises as fs, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { promises as fs, lstatSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import type { ChatMessage, ParsedToolCall, ToolResultPart } from '@crystal/core';
+import { type ChatMessage, type ParsedToolCall, type ToolResultPart, isoTime } from '@crystal/core';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ToolFailure } from '../tools/builtin/failure.js';
 import { openCheckedFile, removeChecked, writeChecked } from '../tools/safe-open.js';
@@ -52,6 +52,7 @@ import {
   sameContent,
   WorkspaceTracker,
 } from './tracker.js';
+import { readTextIfPresent } from '../fs-errors.js';
 
 /** The longest a `bash` batch waits for the first capture of a never-seen tree to read its files. */
 export const FIRST_CAPTURE_WAIT_MS = 2000;
@@ -243,7 +244,7 @@ export class Checkpoints {
    * written in the background (issue 22 item 4: the first request does not wait for it); every
    * batch, rewind, flush and stop waits for it first.
    */
-  beforeTurn(turn: number, text: string, context: readonly ChatMessage[], at = new Date().toISOString()): Promise<void> {
+  beforeTurn(turn: number, text: string, context: readonly ChatMessage[], at = isoTime()): Promise<void> {
     const recorded = this.pending.then(() => this.recordTurn(turn, text, context, at));
     this.pending = recorded;
     return recorded;
@@ -367,7 +368,7 @@ export class Checkpoints {
     try {
       const stat = statSync(marker, { throwIfNoEntry: false });
       if (stat && Date.now() - stat.mtimeMs < 24 * 3600_000) return;
-      await writeFileAtomic(marker, new Date().toISOString(), 0o600);
+      await writeFileAtomic(marker, isoTime(), 0o600);
       await collectGarbage(this.options.home, { limits: this.limits, graceMs: 3600_000, skipRecentMs: 3600_000 });
     } catch (error) {
       this.note(error);
@@ -431,7 +432,7 @@ export class Checkpoints {
           seq: this.nextSeq(log),
           kind: 'batch',
           turn,
-          at: new Date().toISOString(),
+          at: isoTime(),
           tools: calls.map((c) => c.name),
           changes,
         };
@@ -580,7 +581,7 @@ export class Checkpoints {
       kind: 'rewind',
       id: globalThis.crypto.randomUUID(),
       turn: options.to,
-      at: new Date().toISOString(),
+      at: isoTime(),
       undo,
       changes: targets.map((t) => ({ path: t.path, before: t.expected, after: t.target })),
       ...(now
@@ -638,8 +639,10 @@ export class Checkpoints {
   private async finishInterrupted(): Promise<Journal | undefined> {
     let journal: Journal;
     try {
-      // Looked for before every turn: one open that finds nothing, no thread-pool round trip (issue 22).
-      journal = JSON.parse(readFileSync(this.journalPath, 'utf8')) as Journal;
+      // Looked for before every turn: one stat that finds nothing, no thread-pool round trip (issue 22).
+      const text = readTextIfPresent(this.journalPath);
+      if (text === undefined) return undefined;
+      journal = JSON.parse(text) as Journal;
     } catch {
       return undefined;
     }

@@ -8,10 +8,11 @@
  * - `batch`: one tool batch of turn N and the files it changed (before and after). `undone`
  *   once a code rewind restored what came before it.
  */
-import { promises as fs, readFileSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { Change } from './tracker.js';
+import { readTextIfPresent } from '../fs-errors.js';
 
 export interface TurnRecord {
   readonly seq: number;
@@ -89,14 +90,14 @@ export async function readLog(home: string, sessionId: string): Promise<Checkpoi
  * a read from the page cache; the log is one session's records).
  */
 export function readLogSync(home: string, sessionId: string): CheckpointLog | undefined {
-  let text: string;
+  let text: string | undefined;
   try {
-    text = readFileSync(logPath(home, sessionId), 'utf8');
+    text = readTextIfPresent(logPath(home, sessionId));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  return parseLog(home, sessionId, text);
+  return text === undefined ? undefined : parseLog(home, sessionId, text);
 }
 
 function parseLog(home: string, sessionId: string, text: string): CheckpointLog {

@@ -10,11 +10,11 @@
  * code: with the OS sandbox on they run inside it, as bash does (SBX-1); Home's run as configured.
  */
 import { spawn } from '../tools/lazy-child-process.js';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ParsedToolCall, PolicyDecision, ToolDefinition, ToolInvocationPolicy } from '@crystal/core';
 import { mayRunProjectCode, type ProjectCodeTrust, untrustedProjectCodeNote } from '../trust.js';
 import { type ContainArgv, superviseGroup } from '../tools/process-group.js';
+import { readTextIfPresent } from '../fs-errors.js';
 
 export type ToolHookEvent = 'PreToolUse' | 'PostToolUse';
 export type HookEvent = ToolHookEvent | 'SessionStart' | 'UserPromptSubmit' | 'Stop' | 'PreCompact';
@@ -97,12 +97,13 @@ export function loadHooks(options: {
   ];
   const present: Array<{ file: string; hooks: unknown }> = [];
   for (const file of projectFiles) {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readTextIfPresent(file);
     } catch {
       continue;
     }
+    if (text === undefined) continue;
     try {
       const hooks = (JSON.parse(text) as { hooks?: unknown }).hooks;
       if (hooks !== undefined) present.push({ file, hooks });

@@ -147,6 +147,9 @@ async function subdirectories(root: string): Promise<string[]> {
 
 function sameDir(a: string, b: string): boolean {
   try {
+    // Home's tools/ is usually missing: asked without an exception (issue 22).
+    if (statSync(a, { throwIfNoEntry: false }) === undefined || statSync(b, { throwIfNoEntry: false }) === undefined)
+      return false;
     return realpathSync(a) === realpathSync(b);
   } catch {
     return false;

@@ -8,10 +8,11 @@
  *    every file of that name is appended, the nearest last.
  * They add to the Work and Plan text; they never replace it.
  */
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { findGitRoot } from '../tools/builtin/walker.js';
+import { readTextIfPresent } from '../fs-errors.js';
 
 export const INSTRUCTION_FILE_MAX_CHARS = 50_000;
 const PROJECT_NAMES = ['AGENTS.md', 'CLAUDE.md', 'CONTEXT.md'] as const;
@@ -85,9 +86,9 @@ function isFile(path: string): boolean {
 function readInstruction(path: string): InstructionFile | undefined {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8')
-      .replace(/^\uFEFF/, '')
-      .replace(/\r\n/g, '\n');
+    const read = readTextIfPresent(path);
+    if (read === undefined) return undefined;
+    text = read.replace(/^\uFEFF/, '').replace(/\r\n/g, '\n');
   } catch {
     return undefined;
   }
