@@ -41,10 +41,10 @@ import {
   renameSync,
   rmSync,
   type Stats,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import Module, { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { constants as vmConstants, Script } from 'node:vm';
@@ -99,6 +99,8 @@ function safeDirectory(dir: string): boolean {
 /** The cache file, opened, with its size; undefined when missing or unsafe. The caller closes it. */
 function openCache(file: string): { fd: number; size: number } | undefined {
   if (!safeDirectory(dirname(file))) return undefined;
+  // The first start of a build has none yet: asked without an exception (~0.3 ms for Node's first; issue 22).
+  if (statSync(file, { throwIfNoEntry: false }) === undefined) return undefined;
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');
@@ -151,9 +153,19 @@ function readBundle(file: string, cacheFile: string): Read {
   }
 }
 
+/**
+ * The `require` of this file (dist/launch.cjs, next to the bundles), for built-ins and for what a
+ * bundle requires: it resolves as one made for a bundle would. node:module's createRequire is not
+ * used for it: loading node:module costs a start ~0.4 ms (with the source-map module it loads),
+ * and on Node 20 nothing on the way to a request needs it (issue 22).
+ */
+function here(): NodeJS.Require {
+  return require;
+}
+
 /** node:fs/promises, required when first used (a terminal session's first engine step loads it too). */
-function fsPromises(from: string): typeof import('node:fs/promises') {
-  return createRequire(from)('node:fs/promises') as typeof import('node:fs/promises');
+function fsPromises(): typeof import('node:fs/promises') {
+  return here()('node:fs/promises') as typeof import('node:fs/promises');
 }
 
 /** The cache read off the main thread: the same checks as `openCache`, on the file it opened. */
@@ -161,7 +173,7 @@ async function readCacheLater(file: string): Promise<Buffer | undefined> {
   if (!safeDirectory(dirname(file))) return undefined;
   let handle: FileHandle | undefined;
   try {
-    handle = await fsPromises(file).open(file, 'r');
+    handle = await fsPromises().open(file, 'r');
     const stat = await handle.stat();
     if (!stat.isFile() || !onlyOurs(stat)) return undefined;
     return await handle.readFile();
@@ -207,8 +219,8 @@ interface TerminalBundle {
  * Whether stdin and stdout are both terminals, asked without making process.stdin/stdout; node:tty
  * is required only here (a terminal's stdout loads it anyway), so other commands never load it.
  */
-function onTerminal(from: string): boolean {
-  const { isatty } = createRequire(from)('node:tty') as typeof import('node:tty');
+function onTerminal(): boolean {
+  const { isatty } = here()('node:tty') as typeof import('node:tty');
   return isatty(0) && isatty(1);
 }
 
@@ -228,7 +240,7 @@ export function launch(bundle: string, argv: readonly string[]): void {
     if (!loaded.has(name)) loaded.set(name, load.now(join(dirname(bundle), name), CRYSTAL_CHUNK_HASHES[name] as string, served));
     return loaded.get(name);
   };
-  if (cacheKindOf(argv) === 'tui' && onTerminal(bundle)) {
+  if (cacheKindOf(argv) === 'tui' && onTerminal()) {
     // After the first frame the main bundle is read off the main thread, so a key typed then is
     // echoed at once; its compile that follows is one synchronous block (a key then waits for it).
     (served(TERMINAL_BUNDLE) as TerminalBundle).startTerminal(argv, async (flush) => {
@@ -260,7 +272,11 @@ interface Loader {
 /** How this Node loads a bundle: with its own compile cache, with ours, or from source. */
 function loader(argv: readonly string[]): Loader {
   const dir = cacheDirectory();
-  const nodeModule = Module as unknown as { enableCompileCache?: (dir?: string) => unknown };
+  // Node 22.1+ has its own compile cache (node:module's enableCompileCache); Node 20 and 21 none.
+  const nodeModule =
+    Number(process.versions.node.split('.')[0]) >= 22
+      ? (here()('node:module') as { enableCompileCache?: (dir?: string) => unknown })
+      : {};
   // The bundle's own import() (a plugin file, sharp) must reach Node's loader from a vm.Script;
   // Node 20 has the constant for that from 20.12 (a function there needs a flag). Before it, and
   // on Node 22.1+ (its own cache), the bundle is required (and its require of the terminal
@@ -269,7 +285,7 @@ function loader(argv: readonly string[]): Loader {
     ?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
   if (typeof nodeModule.enableCompileCache === 'function' || mainLoader === undefined || dir === undefined) {
     if (dir !== undefined) nodeModule.enableCompileCache?.(process.env.CRYSTAL_COMPILE_CACHE ? dir : undefined);
-    const required = (file: string): unknown => createRequire(file)(file);
+    const required = (file: string): unknown => here()(file);
     return { now: required, read: async () => undefined, run: required };
   }
   // A script compiled from a cache has no dynamic-import hook on Node 20: the bundle's import()
@@ -290,10 +306,7 @@ function loader(argv: readonly string[]): Loader {
   return {
     now: (file, hash, served) => run(file, hash, served, undefined),
     read: async (file, hash) => {
-      const [source, cachedData] = await Promise.all([
-        fsPromises(file).readFile(file, 'latin1'),
-        readCacheLater(cacheFile(hash)),
-      ]);
+      const [source, cachedData] = await Promise.all([fsPromises().readFile(file, 'latin1'), readCacheLater(cacheFile(hash))]);
       return { source, cachedData };
     },
     run,
@@ -340,13 +353,14 @@ function compileCached(file: string, { source, cachedData }: Read, options: Comp
     dirname: string,
   ) => void;
   const module = { exports: {} as unknown };
-  const nodeRequire = createRequire(file);
+  // The bundles are next to this file, so its require resolves what theirs would.
+  const nodeRequire = here();
   // The main bundle's `require('./terminal.cjs')` (its `@crystal/tui`) or of a chunk gets the one
   // loaded instance of that file, compiled here with its own cache.
-  const require = Object.assign((id: string) => {
+  const bundleRequire = Object.assign((id: string) => {
     const name = servedName(id);
     return name === undefined ? nodeRequire(id) : served(name);
   }, nodeRequire) as NodeJS.Require;
-  wrapper.call(module.exports, module.exports, require, module, file, dirname(file));
+  wrapper.call(module.exports, module.exports, bundleRequire, module, file, dirname(file));
   return module.exports;
 }

@@ -4,7 +4,7 @@
  * whole engine beside whatever imports this file. The CLI's terminal bundle holds the early entry
  * but not this one.
  */
-import { createRequire } from 'node:module';
+import { lazyBuiltin } from '@crystal/core';
 
 /**
  * The engine in pieces, its heavy leaves first, each a few milliseconds of module evaluation: a
@@ -31,10 +31,11 @@ export const engineStages: readonly (() => Promise<unknown>)[] = [
 ];
 
 /**
- * A Node built-in, through `require`: the bundle compiled from V8's code cache has no dynamic
- * import hook on Node 20 (packages/cli/src/launch.ts), and the engine's own imports of it are
- * `require`s in the bundle, so this is the same module instance they get.
+ * A Node built-in, through core's lazyBuiltin (process.getBuiltinModule, else `require`), not
+ * import(): the bundle compiled from V8's code cache has no dynamic import hook on Node 20
+ * (packages/cli/src/launch.ts). It is the same module instance the engine's own imports get.
  */
-function builtin(name: string): () => Promise<unknown> {
-  return async () => createRequire(import.meta.url)(name);
+function builtin(name: `node:${string}`): () => Promise<unknown> {
+  const load = lazyBuiltin(name);
+  return async () => load();
 }

@@ -11,7 +11,11 @@ export type { ChildProcess } from 'node:child_process';
 
 let loaded: ChildProcessModule | undefined;
 const childProcess = (): ChildProcessModule => {
-  loaded ??= createRequire(import.meta.url)('node:child_process') as ChildProcessModule;
+  // process.getBuiltinModule on Node 20.16+: node:module (createRequire) need not load (issue 22).
+  const getBuiltin = (process as { getBuiltinModule?: (name: string) => unknown }).getBuiltinModule;
+  loaded ??= (
+    getBuiltin ? getBuiltin.call(process, 'node:child_process') : createRequire(import.meta.url)('node:child_process')
+  ) as ChildProcessModule;
   return loaded;
 };
 
