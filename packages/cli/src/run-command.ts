@@ -17,7 +17,7 @@ import { configMemo } from './build.js';
 import { attachImageFiles } from './image-files.js';
 import { createPrinter, exitCodeFor } from './run-output.js';
 import { parseRunOptions } from './run-options.js';
-import { guardStdout } from './stdout-guard.js';
+import { guardStdout, lazyStderr } from './stdout-guard.js';
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
   // Once nothing is left to do (every write, save and child done: that is when Node emits
@@ -69,7 +69,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     const stdout = guardStdout();
     const printer = createPrinter(
       options.format,
-      { stdout: stdout.stream, stderr: process.stderr },
+      // process.stderr is made at the first line written to it: a plain run writes none (issue 22).
+      { stdout: stdout.stream, stderr: lazyStderr() },
       options.showThinking,
       session.id,
     );

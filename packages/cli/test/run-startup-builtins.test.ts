@@ -5,7 +5,7 @@
  * node:child_process before any command, node:crypto to name a temp file. A preloaded probe
  * writes `process.moduleLoadList` (every built-in Node loaded) when the process exits.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import {
@@ -53,6 +53,7 @@ function builtinsProbe(): {
   beforeRequest: () => string[];
   bundles: () => string[];
   zod: () => { atRequest: boolean; atExit: boolean };
+  cold: () => { throws: string[]; isoCalls: number; streams: string[] };
 } {
   const dir = tempDir('crystal-builtins-probe-');
   const probe = join(dir, 'probe.cjs');
@@ -60,11 +61,21 @@ function builtinsProbe(): {
   const before = join(dir, 'before-request.txt');
   const bundles = join(dir, 'bundles.txt');
   const zod = join(dir, 'zod.json');
+  const cold = join(dir, 'cold.json');
   writeFileSync(bundles, '');
   writeFileSync(
     probe,
     [
       "const fs = require('node:fs');",
+      // Every synchronous fs call that threw (what and where), and every call of Date's toISOString.
+      'const throws = [];',
+      "for (const name of Object.keys(fs)) { if (!name.endsWith('Sync') || typeof fs[name] !== 'function') continue; const call = fs[name]; fs[name] = function (...args) { try { return call.apply(this, args); } catch (error) { throws.push(name + ' ' + error.code + ' ' + String(args[0])); throw error; } }; }",
+      // Which of process.stdout and process.stderr were made (their getters make them).
+      'const streams = [];',
+      "for (const name of ['stdout', 'stderr']) { const d = Object.getOwnPropertyDescriptor(process, name); Object.defineProperty(process, name, { configurable: true, enumerable: d.enumerable, get() { if (!streams.includes(name)) streams.push(name); return d.get.call(process); } }); }",
+      'let isoCalls = 0;',
+      'const toISOString = Date.prototype.toISOString;',
+      'Date.prototype.toISOString = function () { isoCalls++; return toISOString.call(this); };',
       `const note = (file) => { if (typeof file === 'string' && /\\/dist\\/[^/]+\\.cjs$/.test(file)) fs.appendFileSync(${JSON.stringify(bundles)}, file.split('/').pop() + '\\n'); };`,
       // The bin reads a bundle through openSync (launch.ts), Node's loader through readFileSync (which opens it itself).
       'const readFileSync = fs.readFileSync;',
@@ -87,7 +98,7 @@ function builtinsProbe(): {
       'const zodNow = () => globalThis.__zod_globalConfig !== undefined;',
       `const first = () => { request.unsubscribe(first); zodAt.atRequest = zodNow(); fs.writeFileSync(${JSON.stringify(before)}, names()); };`,
       'request.subscribe(first);',
-      `process.on('exit', () => { fs.writeFileSync(${JSON.stringify(report)}, names()); zodAt.atExit = zodNow(); fs.writeFileSync(${JSON.stringify(zod)}, JSON.stringify(zodAt)); });`,
+      `process.on('exit', () => { fs.writeFileSync(${JSON.stringify(report)}, names()); zodAt.atExit = zodNow(); fs.writeFileSync(${JSON.stringify(zod)}, JSON.stringify(zodAt)); fs.writeFileSync(${JSON.stringify(cold)}, JSON.stringify({ throws, isoCalls, streams })); });`,
       '',
     ].join('\n'),
   );
@@ -97,6 +108,7 @@ function builtinsProbe(): {
     beforeRequest: () => readFileSync(before, 'utf8').split('\n'),
     bundles: () => readFileSync(bundles, 'utf8').split('\n').filter(Boolean),
     zod: () => JSON.parse(readFileSync(zod, 'utf8')) as { atRequest: boolean; atExit: boolean },
+    cold: () => JSON.parse(readFileSync(cold, 'utf8')) as { throws: string[]; isoCalls: number; streams: string[] },
   };
 }
 
@@ -125,6 +137,29 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     expect(beforeRequest, "node:util's parseArgs was loaded before the first request").not.toContain(
       'internal/util/parse_args/parse_args',
     );
+  }, 30_000);
+
+  it("CLI-2 (issue 22) a warm plain turn pays no first-use costs it can avoid: node:module is never loaded (~0.4 ms with its source-map module), no missing optional file is looked for by catching an exception (~15 us each, the first ~0.3 ms), Date's toISOString is never called (0.6-1.6 ms at its first call), and neither process.stdout nor process.stderr is made (~1.2 ms for pipes)", async () => {
+    const { home } = await providerAndHome({ replies: [{ text: 'first' }, { text: 'second' }] });
+    const cwd = tempDir('crystal-ws-');
+    // The first start of a build validates config.json and writes its memo and code cache; the second is a warm start.
+    const first = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, cwd });
+    expect(first.code, first.stderr).toBe(0);
+    const probe = builtinsProbe();
+    const result = await runCrystal(['run', '--format', 'json', 'hi again'], { home: home.path, cwd, env: probe.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'second' });
+    const loaded = probe.loaded();
+    expect(loaded).toContain('http');
+    for (const name of ['module', 'internal/source_map/source_map'])
+      expect(loaded, `node:${name} was loaded`).not.toContain(name);
+    // The turn looked for instructions, settings, .mcp.json, permissions.json, skills, a sandbox on PATH...: none of it threw.
+    // And its reply went to descriptor 1 without a process.stdout (~1 ms for a pipe) or a process.stderr made for it.
+    expect(probe.cold()).toEqual({ throws: [], isoCalls: 0, streams: [] });
+    // What it wrote carries its times, written by isoTime.
+    const sessions = readdirSync(join(home.path, 'sessions')).filter((name) => name.endsWith('.json'));
+    const head = JSON.parse(readFileSync(join(home.path, 'sessions', sessions[0] as string), 'utf8')) as { updatedUtc: string };
+    expect(head.updatedUtc).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   }, 30_000);
 
   it("CLI-2 (issue 22) zod initialises at the first schema built, not at start: with its configuration remembered, crystal run makes its request before zod loads; a bad tool argument then gets zod's English message", async () => {
