@@ -30,7 +30,7 @@ const script = (setup, body) =>
     setup,
     'const t = process.hrtime.bigint();',
     body,
-    "require('node:fs').writeSync(2, `US ${Number(process.hrtime.bigint() - t) / 1000}\\n`);",
+    "require('node:fs').writeSync(2, 'US ' + Number(process.hrtime.bigint() - t) / 1000 + '\\n');",
   ].join('\n');
 
 const missing = Array.from({ length: 20 }, (_, i) => JSON.stringify(`/tmp/crystal-first-use-missing/${i}.json`));
