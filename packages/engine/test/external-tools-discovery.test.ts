@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -239,5 +239,28 @@ describe('external tool discovery', () => {
     const trusted = externalToolFacts((await loadExternalTools(trusting, context(ws))).tools);
     expect(trusted('p1')?.automatic).toBe(true);
     expect(trusted('h1')?.automatic).toBe(false);
+  });
+
+  it("TOOLS-4 SEC-1 a workspace whose .crystal is Home itself (or a link to it) has home sets, even untrusted; a copy of Home's sets in an untrusted workspace is left out", async () => {
+    const { ws } = dirs();
+    const untrusted = { home: join(ws, '.crystal'), workspace: ws, granted: false };
+    // Home is the workspace's .crystal.
+    const home = join(ws, '.crystal');
+    writeSet(homeToolsDir(home), 'mine', { runner: 'exec', command: ['echo'], tools: [tool('mine')] });
+    const same = await discoverToolSets({ home, workspace: ws, projectCode: untrusted });
+    expect(same.sets.map((s) => [s.name, s.source])).toEqual([['mine', 'home']]);
+    expect(same.untrusted ?? []).toEqual([]);
+    // Home reached through a symbolic link to that folder.
+    const linked = join(dirs().home, 'linked-home');
+    symlinkSync(home, linked);
+    const viaLink = await discoverToolSets({ home: linked, workspace: ws, projectCode: { ...untrusted, home: linked } });
+    expect(viaLink.sets.map((s) => [s.name, s.source])).toEqual([['mine', 'home']]);
+    expect(viaLink.untrusted ?? []).toEqual([]);
+    // Another folder with the same sets is not Home: the workspace's set is project code, left out.
+    const other = dirs().home;
+    cpSync(homeToolsDir(home), homeToolsDir(other), { recursive: true });
+    const copy = await discoverToolSets({ home: other, workspace: ws, projectCode: { ...untrusted, home: other } });
+    expect(copy.sets.map((s) => [s.name, s.source])).toEqual([['mine', 'home']]);
+    expect(copy.untrusted).toEqual([join(projectToolsDir(ws), 'mine')]);
   });
 });

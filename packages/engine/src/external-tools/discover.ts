@@ -5,7 +5,7 @@
  * manifest is invalid. `enabled: false` omits a set silently; an invalid manifest skips it with a
  * note naming the file, the key path and what is expected. Discovery never throws: start-up goes on.
  */
-import { promises as fs, readdirSync, realpathSync, statSync } from 'node:fs';
+import { promises as fs, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyLines, lineOfPath, parseJson } from '../config/json-locate.js';
 import { mayRunProjectCode, type ProjectCodeTrust } from '../trust.js';
@@ -145,12 +145,15 @@ async function subdirectories(root: string): Promise<string[]> {
   return names;
 }
 
+/**
+ * Whether both paths are one existing folder (symbolic links followed), by device and inode: two
+ * stats that do not throw for the usual missing Home tools/ (issue 22), where two realpaths did.
+ */
 function sameDir(a: string, b: string): boolean {
   try {
-    // Home's tools/ is usually missing: asked without an exception (issue 22).
-    if (statSync(a, { throwIfNoEntry: false }) === undefined || statSync(b, { throwIfNoEntry: false }) === undefined)
-      return false;
-    return realpathSync(a) === realpathSync(b);
+    const first = statSync(a, { throwIfNoEntry: false });
+    const second = first && statSync(b, { throwIfNoEntry: false });
+    return second !== undefined && first !== undefined && first.dev === second.dev && first.ino === second.ino;
   } catch {
     return false;
   }
