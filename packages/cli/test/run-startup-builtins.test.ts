@@ -43,6 +43,26 @@ async function providerAndHome(
 }
 
 /**
+ * A session's second `crystal run` under `builtinsProbe`, after a first that answered `first` (the first
+ * start of a build validates config.json and writes its memo and code cache, so the second is a warm start).
+ */
+async function probedSecondRun(args: string[]): Promise<{
+  home: TempHome;
+  probe: ReturnType<typeof builtinsProbe>;
+  result: Awaited<ReturnType<typeof runCrystal>>;
+}> {
+  const { home } = await providerAndHome({ replies: [{ text: 'first' }, { text: 'second' }] });
+  const cwd = tempDir('crystal-ws-');
+  const first = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, cwd });
+  expect(first.code, first.stderr).toBe(0);
+  const probe = builtinsProbe();
+  const result = await runCrystal(args, { home: home.path, cwd, env: probe.env });
+  expect(result.code, result.stderr).toBe(0);
+  expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'second' });
+  return { home, probe, result };
+}
+
+/**
  * A preload that writes the public built-ins loaded (`node:x` names) to `report` at exit, and the
  * CLI bundles read (dist/*.cjs, by Node's loader or the bin's) to `bundles`; and whether zod had
  * initialised (its core module sets `globalThis.__zod_globalConfig`) at the first request and at exit.
@@ -140,15 +160,7 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
   }, 30_000);
 
   it("CLI-2 (issue 22) a warm plain turn pays no first-use costs it can avoid: node:module is never loaded (~0.4 ms with its source-map module), no missing optional file is looked for by catching an exception (~15 us each, the first ~0.3 ms), Date's toISOString is never called (0.6-1.6 ms at its first call), and neither process.stdout nor process.stderr is made (~1.2 ms for pipes)", async () => {
-    const { home } = await providerAndHome({ replies: [{ text: 'first' }, { text: 'second' }] });
-    const cwd = tempDir('crystal-ws-');
-    // The first start of a build validates config.json and writes its memo and code cache; the second is a warm start.
-    const first = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, cwd });
-    expect(first.code, first.stderr).toBe(0);
-    const probe = builtinsProbe();
-    const result = await runCrystal(['run', '--format', 'json', 'hi again'], { home: home.path, cwd, env: probe.env });
-    expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'second' });
+    const { home, probe } = await probedSecondRun(['run', '--format', 'json', 'hi again']);
     const loaded = probe.loaded();
     expect(loaded).toContain('http');
     for (const name of ['module', 'internal/source_map/source_map'])
@@ -232,14 +244,7 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
   }
 
   it('CLI-2 a second turn of the session (a context to record) still loads no node:tls, node:https, node:zlib or node:child_process', async () => {
-    const { home } = await providerAndHome({ replies: [{ text: 'first' }, { text: 'second' }] });
-    const cwd = tempDir('crystal-ws-');
-    const first = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, cwd });
-    expect(first.code, first.stderr).toBe(0);
-    const probe = builtinsProbe();
-    const second = await runCrystal(['run', '--continue', '--format', 'json', 'again'], { home: home.path, cwd, env: probe.env });
-    expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(second.stdout)).toMatchObject({ stopReason: 'completed', text: 'second' });
+    const { home, probe, result: second } = await probedSecondRun(['run', '--continue', '--format', 'json', 'again']);
     const loaded = probe.loaded();
     expect(loaded).toContain('http');
     for (const name of NETWORK_AND_PROCESS) expect(loaded, `node:${name} was loaded`).not.toContain(name);
