@@ -108,7 +108,7 @@ function builtinsProbe(): {
       'let patched = false;',
       "Object.defineProperty(fs, 'promises', { configurable: true, enumerable: true, get() {",
       '  const fsp = lazy.get.call(fs);',
-      '  if (!patched) { patched = true; const readFile = fsp.readFile; fsp.readFile = function (file, ...rest) { note(file); return readFile.call(this, file, ...rest); }; }',
+      '  if (!patched) { patched = true; const readFile = fsp.readFile; fsp.readFile = function (file, ...rest) { note(file); return readFile.call(this, file, ...rest); }; const open = fsp.open; fsp.open = function (file, ...rest) { note(file); return open.call(this, file, ...rest); }; }',
       '  return fsp;',
       '} });',
       "const names = () => process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join('\\n');",

@@ -19,6 +19,10 @@ const bundle = join(crystalBin, '../../dist/crystal.cjs');
 const terminalBundle = join(crystalBin, '../../dist/terminal.cjs');
 const sdkChunk = join(crystalBin, '../../dist/mcp-sdk.cjs');
 const everythingRoot = dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json'));
+/** How long the text the bin compiles for a bundle of a size is (packages/cli/src/launch.ts): V8 checks a cache against it. */
+const { sourceLength } = createRequire(import.meta.url)(join(crystalBin, '../../dist/launch.cjs')) as {
+  sourceLength: (size: number) => number;
+};
 
 /** `crystal sessions` in an empty Home: it loads and runs the bundle (kind "other") and succeeds. */
 async function start(env: Record<string, string | undefined>, home?: string) {
@@ -72,17 +76,19 @@ function rememberConfig(home: string): void {
 }
 
 /**
- * A cache an attacker made: the code of `evil` padded to the bundle's wrapped length, compiled
- * by a plain node, its data written where the loader looks. V8 accepts it for the real bundle.
+ * A cache an attacker made: the code of `evil` padded to the length of the text the bin compiles
+ * for the bundle, compiled by a plain node, its data written where the loader looks. V8 accepts
+ * it for the real bundle.
  */
 function plantEvilCache(file: string, marker: string, target = bundle): void {
   const script = `
     const { Script } = require('node:vm');
-    // The bin compiles the bundle's text as it is (it is the wrapper function already).
-    const real = require('node:fs').readFileSync(${JSON.stringify(target)}, 'latin1');
+    // The bin compiles the bundle's text (the wrapper function already), the main bundle's padded
+    // with spaces (launch.ts sourceLength): V8 checks the length alone.
+    const length = ${sourceLength(statSync(target).size)};
     let evil = '(function () {' + ${JSON.stringify(`process.stdout.write(${JSON.stringify(marker)}); process.exit(0);`)} + '\\n})';
-    evil = evil.slice(0, -2) + ' '.repeat(real.length - evil.length) + evil.slice(-2);
-    if (evil.length !== real.length) throw new Error('length');
+    evil = evil.slice(0, -2) + ' '.repeat(length - evil.length) + evil.slice(-2);
+    if (evil.length !== length) throw new Error('length');
     require('node:fs').writeFileSync(${JSON.stringify(file)}, new Script(evil, { filename: ${JSON.stringify(target)} }).createCachedData());
   `;
   const made = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
@@ -232,6 +238,65 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
       const at = bytes.findIndex((b) => b > 0x7f);
       expect(at === -1 ? 'ascii' : bytes.subarray(Math.max(0, at - 40), at + 10).toString('utf8'), name).toBe('ascii');
     }
+  });
+
+  it("issue 22 item 4 the main bundle's text is compiled as an external string (padded with spaces to Node's EXTERN_APEX), so the young generation never holds a copy of it; its line is unchanged and the cache still fits it", async () => {
+    const dir = tempDir('crystal-cc-extern-');
+    const probe = join(dir, 'probe.cjs');
+    const report = join(dir, 'scripts.jsonl');
+    // Each Script the bin makes: its text's length and tail, whether the text starts with the file,
+    // what the young generation's large-object space holds right after, and whether V8 took the cache.
+    writeFileSync(
+      probe,
+      [
+        "const fs = require('node:fs'); const v8 = require('node:v8'); const vm = require('node:vm');",
+        'const Script = vm.Script;',
+        'vm.Script = class extends Script {',
+        '  constructor(source, options) {',
+        '    super(source, options);',
+        "    const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_large_object_space').space_used_size;",
+        "    const text = fs.readFileSync(options.filename, 'latin1');",
+        `    fs.appendFileSync(${JSON.stringify(report)}, JSON.stringify({ file: options.filename, length: source.length, size: text.length, same: source.startsWith(text), tail: source.slice(text.length).trim(), young, rejected: this.cachedDataRejected }) + '\\n');`,
+        '  }',
+        '};',
+      ].join('\n'),
+    );
+    const env = { CRYSTAL_COMPILE_CACHE: join(dir, 'compile'), NODE_OPTIONS: `--require ${probe}` };
+    await start(env);
+    await start(env);
+    const scripts = readFileSync(report, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            file: string;
+            length: number;
+            size: number;
+            same: boolean;
+            tail: string;
+            young: number;
+            rejected?: boolean;
+          },
+      );
+    expect(scripts.map((s) => s.file)).toEqual([bundle, bundle]);
+    const size = statSync(bundle).size;
+    for (const script of scripts) {
+      expect(script).toMatchObject({ length: 0xfbee9, size, same: true, tail: '' });
+      // A heap string this long would be a young large object (the old bin's: ~680 KB here).
+      expect(script.young).toBeLessThan(size / 2);
+    }
+    // The first start wrote the cache, the second took it: the padded text is the same each time.
+    expect(scripts[1]?.rejected).toBe(false);
+    // Only a bundle of at least half that length is padded: below, the padding costs more than it saves.
+    expect(sourceLength(size)).toBe(0xfbee9);
+    expect(size).toBeGreaterThanOrEqual(0xfbee9 / 2);
+    expect(sourceLength(statSync(terminalBundle).size)).toBe(statSync(terminalBundle).size);
+    expect([0xfbee9 / 2 - 1, 0xfbee9, 2 * 0xfbee9].map(Math.ceil).map(sourceLength)).toEqual([
+      Math.ceil(0xfbee9 / 2 - 1),
+      0xfbee9,
+      2 * 0xfbee9,
+    ]);
   });
 
   it('issue 22 item 4 a cache folder that cannot be made (a file in its place) costs nothing but the cache', async () => {

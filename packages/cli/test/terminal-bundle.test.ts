@@ -48,15 +48,24 @@ fs.openSync = function (file, ...rest) {
   if (name) fs.appendFileSync(${JSON.stringify(log)}, name + '\\n');
   return openSync.call(this, file, ...rest);
 };
-const readFile = fsp.readFile;
-fsp.readFile = async function (file, ...rest) {
+// ... and off the main thread through fs.promises (open, then read into one buffer; or readFile).
+const asked = async (file) => {
   const name = bundle(file);
   if (name) fs.appendFileSync(${JSON.stringify(log)}, name + '\\n');
   if (${hold} && name === 'crystal.cjs') {
     fs.writeFileSync(${JSON.stringify(askedFile)}, '');
     while (!fs.existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 5));
   }
+};
+const readFile = fsp.readFile;
+fsp.readFile = async function (file, ...rest) {
+  await asked(file);
   return readFile.call(this, file, ...rest);
+};
+const open = fsp.open;
+fsp.open = async function (file, ...rest) {
+  await asked(file);
+  return open.call(this, file, ...rest);
 };
 `,
   );
