@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 import { buildChunk, holdings, servedFromFiles } from './bundle-chunks.mjs';
+import { padBundle } from './external-text.mjs';
 import { lazyZod } from './lazy-zod.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -232,6 +233,8 @@ for (;;) {
   if (twice.every((file) => main.files.has(file))) throw new Error(`${twice.join(', ')}: in the main bundle and a chunk`);
   main = { files: new Set([...main.files, ...now.files]), formats: now.formats };
 }
+// Written at the length whose text Node keeps outside V8's heap (before its hash is taken).
+padBundle(`${outdir}/crystal.cjs`);
 await build({
   entryPoints: [`${root}packages/cli/src/launch.ts`],
   outfile: `${outdir}/launch.cjs`,

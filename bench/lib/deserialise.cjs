@@ -1,20 +1,15 @@
 /**
  * Compiles the bundle at argv[2] with the code cache at argv[3] as the bin does (packages/cli/src/launch.ts: the
- * bundle's text as latin1, padded as its `sourceLength` says, the main context's dynamic-import loader) and prints `{ ms, faults }`: the time and the
+ * bundle's text as latin1, the file as the build wrote it, the main context's dynamic-import loader) and prints `{ ms, faults }`: the time and the
  * fresh pages of `new vm.Script` alone, which is where V8 deserialises the cache. Exits 1 when V8 refuses the cache.
  */
 'use strict';
 const { readFileSync } = require('node:fs');
-const { dirname, join } = require('node:path');
 const { Script, constants } = require('node:vm');
 
 const [file, cacheFile] = process.argv.slice(2);
-// The bin's loader (dist/launch.cjs, next to the bundle) says how long the text it compiles is: V8 checks the length.
-const { sourceLength } = require(join(dirname(file), 'launch.cjs'));
-const bytes = readFileSync(file);
-const text = Buffer.alloc(sourceLength(bytes.length), 0x20);
-bytes.copy(text);
-const source = text.toString('latin1');
+// The build pads the main bundle's file to the length Node keeps as an external string (scripts/external-text.mjs).
+const source = readFileSync(file, 'latin1');
 const cachedData = readFileSync(cacheFile);
 const faults = process.resourceUsage().minorPageFault;
 const start = process.hrtime.bigint();

@@ -35,6 +35,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  read,
   readdirSync,
   readFileSync,
   readSync,
@@ -44,7 +45,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { constants as vmConstants, Script } from 'node:vm';
@@ -113,8 +113,15 @@ function openCache(file: string): { fd: number; size: number } | undefined {
   return undefined;
 }
 
+/** One step of reading a bundle: `size` bytes of `fd` into the start of `buffer`. */
+interface ReadStep {
+  readonly fd: number;
+  readonly buffer: Buffer;
+  readonly size: number;
+}
+
 /** Reads `size` bytes of `fd` into the start of `buffer`; false when the file was shorter. */
-function readInto(fd: number, buffer: Buffer, size: number): boolean {
+function readInto({ fd, buffer, size }: ReadStep): boolean {
   let done = 0;
   while (done < size) {
     const n = readSync(fd, buffer, done, size - done, done);
@@ -124,62 +131,34 @@ function readInto(fd: number, buffer: Buffer, size: number): boolean {
   return true;
 }
 
-/**
- * Node's EXTERN_APEX (src/string_bytes.cc): a buffer's latin1 text of at least this many bytes
- * becomes an external string (its characters outside V8's heap), a shorter one a heap string.
- */
-const EXTERNAL_TEXT = 0xfbee9;
-
-/**
- * How long the text compiled for a bundle of `size` bytes is: a bundle of at least half of
- * EXTERNAL_TEXT is padded with spaces to it, any other compiled as it is. A heap string that
- * long is allocated in the young generation, and when the first scavenge promotes it V8 counts
- * its ~680 KB as survivors, which grows the young generation a scavenge early; every scavenge
- * after that copies into fresh pages. As an external string the main bundle's text stays out of
- * the young generation: a `crystal run` touches ~95 fewer fresh pages (60 interleaved pairs,
- * padding and copy included), about a millisecond where a fault costs 11 us (issue 22). Below
- * half, the padding would cost more pages than it saves. The same length at every start, so
- * the code cache (checked against the length) still fits; the padding is whitespace after the
- * bundle's last line, so no line, column or function's text changes.
- */
-export function sourceLength(size: number): number {
-  return size >= EXTERNAL_TEXT / 2 && size < EXTERNAL_TEXT ? EXTERNAL_TEXT : size;
-}
-
-/** The text of a bundle whose `size` bytes start `buffer` (at least `sourceLength(size)` long), padded as `sourceLength` says. */
+/** The text of a bundle whose `size` bytes start `buffer`. */
 function sourceIn(buffer: Buffer, size: number): string {
-  const length = sourceLength(size);
-  buffer.fill(0x20, size, length);
   // The bundles are pure ASCII (scripts/bundle.mjs refuses a non-ASCII byte), so latin1 reads
-  // the same text without UTF-8 validation: ~1 ms less per start.
-  return buffer.toString('latin1', 0, length);
-}
-
-/** A bundle's text read whole, when it changed under `readBundle` (the same text `sourceIn` makes). */
-function sourceOf(file: string): string {
-  const bytes = readFileSync(file);
-  const buffer = Buffer.allocUnsafe(sourceLength(bytes.length));
-  bytes.copy(buffer);
-  return sourceIn(buffer, bytes.length);
+  // the same text without UTF-8 validation: ~1 ms less per start. The main bundle's file is
+  // padded to Node's EXTERN_APEX (scripts/external-text.mjs), so its text is an external string.
+  return buffer.toString('latin1', 0, size);
 }
 
 /**
  * The bundle's text and its cached data (undefined when missing, unsafe or unreadable), read
  * through ONE buffer: the text is made from it, then the data is read over it. Each page of
  * fresh memory a start touches costs it a page fault, and two buffers of ~700 KB were ~170
- * faults more than one (~2 ms on a VM whose faults are slow; issue 22 item 4).
+ * faults more than one (~2 ms on a VM whose faults are slow; issue 22 item 4). Each read is a
+ * step the caller makes, on the main thread (`readBundle`) or off it (`readBundleLater`), and
+ * answers with whether the file had that many bytes.
  */
-function readBundle(file: string, cacheFile: string): Read {
+function* bundleReads(file: string, cacheFile: string): Generator<ReadStep, Read, boolean> {
   const fd = openSync(file, 'r');
   let cache: { fd: number; size: number } | undefined;
   try {
     const size = fstatSync(fd).size;
     cache = openCache(cacheFile);
-    const buffer = Buffer.allocUnsafe(Math.max(sourceLength(size), cache?.size ?? 0));
-    const source = readInto(fd, buffer, size) ? sourceIn(buffer, size) : sourceOf(file);
+    const buffer = Buffer.allocUnsafe(Math.max(size, cache?.size ?? 0));
+    // A file that changed under the read is read again whole.
+    const source = (yield { fd, buffer, size }) ? sourceIn(buffer, size) : readFileSync(file, 'latin1');
     let cachedData: Buffer | undefined;
     try {
-      if (cache !== undefined && readInto(cache.fd, buffer, cache.size)) cachedData = buffer.subarray(0, cache.size);
+      if (cache !== undefined && (yield { fd: cache.fd, buffer, size: cache.size })) cachedData = buffer.subarray(0, cache.size);
     } catch {
       cachedData = undefined;
     }
@@ -190,6 +169,60 @@ function readBundle(file: string, cacheFile: string): Read {
   }
 }
 
+/** `bundleReads` with each read made on the main thread. */
+function readBundle(file: string, cacheFile: string): Read {
+  const reads = bundleReads(file, cacheFile);
+  let next = reads.next();
+  while (!next.done) {
+    let whole: boolean;
+    try {
+      whole = readInto(next.value);
+    } catch (error) {
+      next = reads.throw(error);
+      continue;
+    }
+    next = reads.next(whole);
+  }
+  return next.value;
+}
+
+/** Reads `size` bytes of `fd` into the start of `buffer` on libuv's thread pool; false when the file was shorter. */
+function readIntoLater({ fd, buffer, size }: ReadStep): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const from = (done: number): void => {
+      if (done >= size) resolve(true);
+      else
+        read(fd, buffer, done, size - done, done, (error, bytes) => {
+          if (error) reject(error);
+          else if (bytes === 0) resolve(false);
+          else from(done + bytes);
+        });
+    };
+    from(0);
+  });
+}
+
+/**
+ * `bundleReads` with each read made off the main thread, which meanwhile does other work: a
+ * terminal session takes keys, `run` loads node:http (`launch`). The pages of the buffer are
+ * touched by the thread that reads into it.
+ */
+async function readBundleLater(file: string, cacheFile: string): Promise<Read> {
+  const reads = bundleReads(file, cacheFile);
+  let next = reads.next();
+  while (!next.done) {
+    let whole: boolean;
+    try {
+      whole = await readIntoLater(next.value);
+    } catch (error) {
+      next = reads.throw(error);
+      continue;
+    }
+    next = reads.next(whole);
+  }
+  return next.value;
+}
+
 /**
  * The `require` of this file (dist/launch.cjs, next to the bundles), for built-ins and for what a
  * bundle requires: it resolves as one made for a bundle would. node:module's createRequire is not
@@ -198,45 +231,6 @@ function readBundle(file: string, cacheFile: string): Read {
  */
 function here(): NodeJS.Require {
   return require;
-}
-
-/** node:fs/promises, required when first used (a terminal session's first engine step loads it too). */
-function fsPromises(): typeof import('node:fs/promises') {
-  return here()('node:fs/promises') as typeof import('node:fs/promises');
-}
-
-/** The cache read off the main thread: the same checks as `openCache`, on the file it opened. */
-async function readCacheLater(file: string): Promise<Buffer | undefined> {
-  if (!safeDirectory(dirname(file))) return undefined;
-  let handle: FileHandle | undefined;
-  try {
-    handle = await fsPromises().open(file, 'r');
-    const stat = await handle.stat();
-    if (!stat.isFile() || !onlyOurs(stat)) return undefined;
-    return await handle.readFile();
-  } catch {
-    return undefined;
-  } finally {
-    await handle?.close().catch(() => undefined);
-  }
-}
-
-/** A bundle's text read off the main thread: the same text `readBundle` makes. */
-async function readSourceLater(file: string): Promise<string> {
-  const handle = await fsPromises().open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    const buffer = Buffer.allocUnsafe(sourceLength(size));
-    let done = 0;
-    while (done < size) {
-      const { bytesRead } = await handle.read(buffer, done, size - done, done);
-      if (bytesRead === 0) return sourceOf(file);
-      done += bytesRead;
-    }
-    return sourceIn(buffer, size);
-  } finally {
-    await handle.close();
-  }
 }
 
 /**
@@ -295,7 +289,8 @@ export function launch(bundle: string, argv: readonly string[]): void {
     if (!loaded.has(name)) loaded.set(name, load.now(join(dirname(bundle), name), CRYSTAL_CHUNK_HASHES[name] as string, served));
     return loaded.get(name);
   };
-  if (cacheKindOf(argv) === 'tui' && onTerminal()) {
+  const kind = cacheKindOf(argv);
+  if (kind === 'tui' && onTerminal()) {
     // After the first frame the main bundle is read off the main thread, so a key typed then is
     // echoed at once; its compile that follows is one synchronous block (a key then waits for it).
     (served(TERMINAL_BUNDLE) as TerminalBundle).startTerminal(argv, async (flush) => {
@@ -303,6 +298,20 @@ export function launch(bundle: string, argv: readonly string[]): void {
       await flush();
       load.run(bundle, CRYSTAL_BUNDLE_HASH, served, read);
     });
+  } else if (kind === 'run' || kind === 'web') {
+    // Both make HTTP their first step (a provider's request, the page's server). While the main
+    // bundle is read off the main thread, the main thread loads node:http (~7 ms here, which the
+    // bundle would load anyway), so the read (~2.5 ms) costs a start nothing.
+    const read = load.read(bundle, CRYSTAL_BUNDLE_HASH);
+    here()('node:http');
+    read
+      .then((done) => load.run(bundle, CRYSTAL_BUNDLE_HASH, served, done))
+      // Thrown as a failed synchronous start's would be: an uncaught exception, not a rejection.
+      .catch((error: unknown) =>
+        process.nextTick(() => {
+          throw error;
+        }),
+      );
   } else load.now(bundle, CRYSTAL_BUNDLE_HASH, served);
 }
 
@@ -360,10 +369,7 @@ function loader(argv: readonly string[]): Loader {
     });
   return {
     now: (file, hash, served) => run(file, hash, served, undefined),
-    read: async (file, hash) => {
-      const [source, cachedData] = await Promise.all([readSourceLater(file), readCacheLater(cacheFile(hash))]);
-      return { source, cachedData };
-    },
+    read: (file, hash) => readBundleLater(file, cacheFile(hash)),
     run,
   };
 }

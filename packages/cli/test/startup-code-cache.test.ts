@@ -19,9 +19,9 @@ const bundle = join(crystalBin, '../../dist/crystal.cjs');
 const terminalBundle = join(crystalBin, '../../dist/terminal.cjs');
 const sdkChunk = join(crystalBin, '../../dist/mcp-sdk.cjs');
 const everythingRoot = dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json'));
-/** How long the text the bin compiles for a bundle of a size is (packages/cli/src/launch.ts): V8 checks a cache against it. */
-const { sourceLength } = createRequire(import.meta.url)(join(crystalBin, '../../dist/launch.cjs')) as {
-  sourceLength: (size: number) => number;
+/** The length the build writes a bundle of a size at (scripts/external-text.mjs). */
+const { paddedLength } = (await import(join(repoRoot, 'scripts/external-text.mjs'))) as {
+  paddedLength: (size: number) => number;
 };
 
 /** `crystal sessions` in an empty Home: it loads and runs the bundle (kind "other") and succeeds. */
@@ -83,9 +83,9 @@ function rememberConfig(home: string): void {
 function plantEvilCache(file: string, marker: string, target = bundle): void {
   const script = `
     const { Script } = require('node:vm');
-    // The bin compiles the bundle's text (the wrapper function already), the main bundle's padded
-    // with spaces (launch.ts sourceLength): V8 checks the length alone.
-    const length = ${sourceLength(statSync(target).size)};
+    // The bin compiles the bundle's text as the file holds it (the wrapper function already, the
+    // main bundle's padded with spaces by the build): V8 checks the length alone.
+    const length = ${statSync(target).size};
     let evil = '(function () {' + ${JSON.stringify(`process.stdout.write(${JSON.stringify(marker)}); process.exit(0);`)} + '\\n})';
     evil = evil.slice(0, -2) + ' '.repeat(length - evil.length) + evil.slice(-2);
     if (evil.length !== length) throw new Error('length');
@@ -240,7 +240,7 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
     }
   });
 
-  it("issue 22 item 4 the main bundle's text is compiled as an external string (padded with spaces to Node's EXTERN_APEX), so the young generation never holds a copy of it; its line is unchanged and the cache still fits it", async () => {
+  it("issue 22 item 4 the main bundle's text is compiled as an external string (its file padded with spaces to Node's EXTERN_APEX by the build), so the young generation never holds a copy of it; its line is unchanged and the cache still fits it", async () => {
     const dir = tempDir('crystal-cc-extern-');
     const probe = join(dir, 'probe.cjs');
     const report = join(dir, 'scripts.jsonl');
@@ -280,20 +280,66 @@ describe('issue 22 item 4: the bundle is compiled with a code cache', () => {
           },
       );
     expect(scripts.map((s) => s.file)).toEqual([bundle, bundle]);
-    const size = statSync(bundle).size;
     for (const script of scripts) {
-      expect(script).toMatchObject({ length: 0xfbee9, size, same: true, tail: '' });
+      // The text compiled is the file, all of it.
+      expect(script).toMatchObject({ length: 0xfbee9, size: 0xfbee9, same: true, tail: '' });
       // A heap string this long would be a young large object (the old bin's: ~680 KB here).
-      expect(script.young).toBeLessThan(size / 2);
+      expect(script.young).toBeLessThan(0xfbee9 / 2);
     }
-    // The first start wrote the cache, the second took it: the padded text is the same each time.
+    // The first start wrote the cache, the second took it.
     expect(scripts[1]?.rejected).toBe(false);
+    // The padding is spaces after the last line (the source map's comment): no line or column moved.
+    const text = readFileSync(bundle, 'latin1');
+    const written = text.trimEnd();
+    expect(written).toMatch(/\n\/\/# sourceMappingURL=crystal\.cjs\.map$/);
+    expect(text.slice(written.length + 1)).toMatch(/^ +$/);
     // Only a bundle of at least half that length is padded: below, the padding costs more than it saves.
-    expect(sourceLength(size)).toBe(0xfbee9);
-    expect(size).toBeGreaterThanOrEqual(0xfbee9 / 2);
-    expect(sourceLength(statSync(terminalBundle).size)).toBe(statSync(terminalBundle).size);
-    // Half of 0xfbee9 is 515,956.5: the first size padded is 515,957; one at or past it is compiled as it is.
-    expect([515_956, 515_957, 0xfbee9, 2 * 0xfbee9].map(sourceLength)).toEqual([515_956, 0xfbee9, 0xfbee9, 2 * 0xfbee9]);
+    expect(paddedLength(written.length + 1)).toBe(0xfbee9);
+    expect(written.length + 1).toBeGreaterThanOrEqual(0xfbee9 / 2);
+    expect(paddedLength(statSync(terminalBundle).size)).toBe(statSync(terminalBundle).size);
+    expect(readFileSync(terminalBundle, 'latin1').endsWith('.map\n')).toBe(true);
+    // Half of 0xfbee9 is 515,956.5: the first size padded is 515,957; one at or past it is left as it is.
+    expect([515_956, 515_957, 0xfbee9, 2 * 0xfbee9].map(paddedLength)).toEqual([515_956, 0xfbee9, 0xfbee9, 2 * 0xfbee9]);
+  });
+
+  it('issue 22 item 4 crystal run reads the main bundle off the main thread while the main thread loads node:http (its first step): the read costs the start nothing; another command reads it on the main thread', async () => {
+    const dir = tempDir('crystal-cc-read-');
+    const probe = join(dir, 'probe.cjs');
+    const report = join(dir, 'reads.json');
+    // Each read of the main bundle: on the main thread (readSync) or off it (fs.read, and when its
+    // callback ran), with whether node:http was loaded then.
+    writeFileSync(
+      probe,
+      [
+        "const fs = require('node:fs');",
+        "const http = () => process.moduleLoadList.includes('NativeModule http');",
+        'const reads = []; const bundle = new Set();',
+        'const openSync = fs.openSync;',
+        `fs.openSync = function (file, ...rest) { const fd = openSync.call(this, file, ...rest); if (file === ${JSON.stringify(bundle)}) bundle.add(fd); return fd; };`,
+        'const closeSync = fs.closeSync;',
+        'fs.closeSync = function (fd, ...rest) { bundle.delete(fd); return closeSync.call(this, fd, ...rest); };',
+        'const readSync = fs.readSync;',
+        "fs.readSync = function (fd, ...rest) { if (bundle.has(fd)) reads.push({ read: 'main thread', http: http() }); return readSync.call(this, fd, ...rest); };",
+        'const read = fs.read;',
+        'fs.read = function (fd, buffer, offset, length, position, callback) {',
+        '  if (!bundle.has(fd)) return read.call(this, fd, buffer, offset, length, position, callback);',
+        "  const entry = { read: 'thread pool', http: http() }; reads.push(entry);",
+        '  return read.call(this, fd, buffer, offset, length, position, (...args) => { entry.httpWhenRead = http(); callback(...args); });',
+        '};',
+        `process.on('exit', () => fs.writeFileSync(${JSON.stringify(report)}, JSON.stringify(reads)));`,
+      ].join('\n'),
+    );
+    await inRunHome(1, async ({ home, dir: cache }) => {
+      const result = await runCrystal(['run', 'hi'], {
+        home,
+        env: { CRYSTAL_COMPILE_CACHE: cache, NODE_OPTIONS: `--require ${probe}` },
+      });
+      expect(result.code, result.stderr).toBe(0);
+      // One read of the whole file, started before node:http loaded; its callback waited for it.
+      expect(JSON.parse(readFileSync(report, 'utf8'))).toEqual([{ read: 'thread pool', http: false, httpWhenRead: true }]);
+    });
+    await start({ CRYSTAL_COMPILE_CACHE: join(dir, 'compile'), NODE_OPTIONS: `--require ${probe}` });
+    expect(JSON.parse(readFileSync(report, 'utf8'))).toEqual([{ read: 'main thread', http: false }]);
   });
 
   it('issue 22 item 4 a cache folder that cannot be made (a file in its place) costs nothing but the cache', async () => {

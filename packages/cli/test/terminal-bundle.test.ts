@@ -30,10 +30,9 @@ function bundleProbe(hold: boolean): {
     probe,
     `
 const fs = require('node:fs');
-const fsp = require('node:fs/promises');
 // Every bundle and chunk in dist/ but the bin's own two files (launch.cjs, fast-path.cjs).
 const bundle = (file) => { const name = typeof file === 'string' ? /\\/dist\\/([\\w-]+\\.cjs)$/.exec(file)?.[1] : undefined; return name === 'launch.cjs' || name === 'fast-path.cjs' ? undefined : name; };
-// The bin reads a bundle through openSync (launch.ts), Node's loader through readFileSync (which opens it itself).
+// The bin opens a bundle with openSync (launch.ts), Node's loader through readFileSync (which opens it itself).
 const readFileSync = fs.readFileSync;
 let reading = false;
 fs.readFileSync = function (file, ...rest) {
@@ -42,30 +41,32 @@ fs.readFileSync = function (file, ...rest) {
   reading = true;
   try { return readFileSync.call(this, file, ...rest); } finally { reading = false; }
 };
+const opened = new Map();
 const openSync = fs.openSync;
 fs.openSync = function (file, ...rest) {
   const name = reading ? undefined : bundle(file);
   if (name) fs.appendFileSync(${JSON.stringify(log)}, name + '\\n');
-  return openSync.call(this, file, ...rest);
+  const fd = openSync.call(this, file, ...rest);
+  if (name) opened.set(fd, name);
+  return fd;
 };
-// ... and off the main thread through fs.promises (open, then read into one buffer; or readFile).
-const asked = async (file) => {
-  const name = bundle(file);
-  if (name) fs.appendFileSync(${JSON.stringify(log)}, name + '\\n');
-  if (${hold} && name === 'crystal.cjs') {
+const closeSync = fs.closeSync;
+fs.closeSync = function (fd, ...rest) {
+  opened.delete(fd);
+  return closeSync.call(this, fd, ...rest);
+};
+// ... and reads the main bundle off the main thread with fs.read: the first such read is held.
+const read = fs.read;
+let held = false;
+fs.read = function (fd, ...rest) {
+  if (${hold} && !held && opened.get(fd) === 'crystal.cjs') {
+    held = true;
     fs.writeFileSync(${JSON.stringify(askedFile)}, '');
-    while (!fs.existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 5));
+    const wait = () => (fs.existsSync(${JSON.stringify(go)}) ? read.call(this, fd, ...rest) : setTimeout(wait, 5));
+    wait();
+    return;
   }
-};
-const readFile = fsp.readFile;
-fsp.readFile = async function (file, ...rest) {
-  await asked(file);
-  return readFile.call(this, file, ...rest);
-};
-const open = fsp.open;
-fsp.open = async function (file, ...rest) {
-  await asked(file);
-  return open.call(this, file, ...rest);
+  return read.call(this, fd, ...rest);
 };
 `,
   );
