@@ -298,10 +298,10 @@ export function launch(bundle: string, argv: readonly string[]): void {
       await flush();
       load.run(bundle, CRYSTAL_BUNDLE_HASH, served, read);
     });
-  } else if (kind === 'run' || kind === 'web') {
-    // Both make HTTP their first step (a provider's request, the page's server). While the main
-    // bundle is read off the main thread, the main thread loads node:http (~7 ms here, which the
-    // bundle would load anyway), so the read (~2.5 ms) costs a start nothing.
+  } else if (kind === 'run') {
+    // Its first step is a provider's request. While the main bundle is read off the main thread,
+    // the main thread loads node:http (~7 ms here, which the bundle would load anyway), so the
+    // read (~2.5 ms) costs a start nothing.
     const read = load.read(bundle, CRYSTAL_BUNDLE_HASH);
     here()('node:http');
     read
