@@ -3,9 +3,13 @@
  * through `caFile` or NODE_EXTRA_CA_CERTS, HTTPS_PROXY through a CONNECT proxy on 127.0.0.1,
  * and provider error bodies that never bring a key to the terminal or the session file.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { SessionFiles } from '@crystal/engine';
 import {
+  crystalBin,
   FakeProvider,
   fakeConfig,
   makeTestCertificates,
@@ -14,7 +18,9 @@ import {
   type TempHome,
   type TestCertificates,
   type TestProxy,
+  tempDir,
   tempHome,
+  testCompileCache,
 } from '@crystal/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
@@ -117,6 +123,60 @@ describe('crystal run: certificates, proxies and error bodies', () => {
     });
     expect(JSON.parse(result.stdout)).toMatchObject({ stopReason: 'completed', text: 'secure hello' });
     expect(proxy.seen).toEqual([`provider.test:${server.port}`]);
+  });
+
+  it('REL-5 a proxy that never answers the CONNECT: the connect timeout names the proxy, and SIGTERM ends the run at once, saved', async () => {
+    // A proxy that takes every connection and never says a word.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => {
+      held.push(socket);
+      socket.on('error', () => {});
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const proxyUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      home = tempHome(fakeConfig('https://provider.test/v1/', { retry: { connectTimeoutSeconds: 0.5, maxRetries: 0 } }));
+      const timedOut = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: { HTTPS_PROXY: proxyUrl } });
+      expect(timedOut.code).toBe(2);
+      expect(timedOut.stderr).toContain(
+        `the proxy ${proxyUrl.slice('http://'.length)} did not answer the CONNECT within 0.5 s (retry.connectTimeoutSeconds)`,
+      );
+
+      // Default timeouts (30 s to connect): SIGTERM while the CONNECT waits. Before, the abort never reached the
+      // CONNECT, so the first SIGTERM did nothing and the run waited for the proxy for ever.
+      home.writeConfig(fakeConfig('https://provider.test/v1/'));
+      const run = spawn(process.execPath, [crystalBin, 'run', 'hi'], {
+        cwd: tempDir('crystal-ws-'),
+        env: {
+          PATH: process.env.PATH,
+          HOME: home.path,
+          CRYSTAL_HOME: home.path,
+          CRYSTAL_COMPILE_CACHE: testCompileCache(),
+          HTTPS_PROXY: proxyUrl,
+        },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      let stdout = '';
+      run.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      const closed = new Promise<number | null>((resolve) => run.once('close', resolve));
+      for (let i = 0; i < 500 && held.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(held).toHaveLength(2);
+      run.kill('SIGTERM');
+      const killed = setTimeout(() => run.kill('SIGKILL'), 10_000);
+      expect(await closed).toBe(5);
+      clearTimeout(killed);
+      expect(stdout).toContain('[Stopped] interrupted');
+      const sessions = readdirSync(join(home.path, 'sessions')).filter((f) => /^[^.]+\.json$/.test(f));
+      expect(sessions).toHaveLength(2);
+      for (const head of sessions) {
+        const { state } = SessionFiles.load(home.path, head.replace(/\.json$/, ''));
+        expect(state.archive[0]).toMatchObject({ role: 'user' });
+      }
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('SEC-9 a key echoed in an error body reaches neither the terminal nor the session file', async () => {

@@ -7,10 +7,10 @@
  */
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { FakeProvider, makeTestCertificates, startTestProxy, type TestCertificates, type TestProxy } from '@crystal/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createChatClient, createTransport, noProxyMatches, proxyFor } from '../src/index.js';
+import { createChatClient, createTransport, noProxyMatches, proxyFor, TransportTimeout } from '../src/index.js';
 import { isIp } from '../src/transport/tunnel.js';
 import { collect, failure } from './stream-helpers.js';
 
@@ -29,6 +29,11 @@ afterEach(async () => {
 });
 
 const reply = { text: 'through the proxy', usage: { input: 3, output: 3 } };
+
+async function until(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(ready()).toBe(true);
+}
 
 describe('proxies and certificates (issue 22 item 2)', () => {
   it('HTTPS_PROXY: an https provider is reached through a CONNECT tunnel, trusting caFile', async () => {
@@ -156,6 +161,57 @@ describe('proxies and certificates (issue 22 item 2)', () => {
       expect(error.message).toContain('user:password');
     } finally {
       server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('REL-5 a proxy that never answers the CONNECT, or a tunnel whose TLS never completes: the connect timeout ends the request, an abort ends it at once, and the proxy connection is closed', async () => {
+    // A proxy that holds every connection; with `answer` it says 200 to the CONNECT and then stays silent.
+    const held: { socket: Socket; closed: Promise<void> }[] = [];
+    let answer = false;
+    const server = createNetServer((socket) => {
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      held.push({ socket, closed });
+      socket.once('data', () => {
+        if (answer) socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const transport = createTransport({ env: { HTTPS_PROXY: `http://127.0.0.1:${port}` } });
+      const request = (extra: { connectTimeoutMs?: number; signal?: AbortSignal }) =>
+        transport.request({ url: 'https://provider.test/v1/chat', method: 'POST', body: '{}', ...extra }).then(
+          () => new Error('the request was answered'),
+          (error: Error) => error,
+        );
+
+      // Before: the timer's req.destroy() waited for a socket the tunnel never gave, and the request hung for ever.
+      const timedOut = await request({ connectTimeoutMs: 300 });
+      expect(timedOut).toBeInstanceOf(TransportTimeout);
+      expect(timedOut.message).toBe(
+        `the proxy 127.0.0.1:${port} did not answer the CONNECT within 0.3 s (retry.connectTimeoutSeconds)`,
+      );
+      await held[0]?.closed;
+
+      // An abort (Ctrl+C, SIGTERM) while the CONNECT waits ends the request at once.
+      const controller = new AbortController();
+      const pending = request({ signal: controller.signal });
+      await until(() => held.length === 2);
+      controller.abort();
+      expect((await pending).name).toBe('AbortError');
+      await held[1]?.closed;
+
+      // The tunnel opens but TLS inside it never completes: the same timeout.
+      answer = true;
+      const handshake = await request({ connectTimeoutMs: 300 });
+      expect(handshake).toBeInstanceOf(TransportTimeout);
+      expect(handshake.message).toBe('no connection within 0.3 s (retry.connectTimeoutSeconds)');
+      await held[2]?.closed;
+      expect(held).toHaveLength(3);
+    } finally {
+      for (const { socket } of held) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     }
   });

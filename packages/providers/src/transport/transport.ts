@@ -18,7 +18,15 @@ import { lazyBuiltin } from '@crystal/core';
 import { type BodyReader, bodyReader } from './body-reader.js';
 import { coalesceReads, type ReadCoalescer } from './read-coalescer.js';
 import { effectivePort, type ProxyEnv, proxyFor, TransportSetupError } from './proxy.js';
-import { type HttpsModule, https, isIp, proxyAuthorization, type TunnelAgent, tunnelAgent } from './tunnel.js';
+import {
+  type HttpsModule,
+  https,
+  isIp,
+  type PendingTunnel,
+  proxyAuthorization,
+  type TunnelAgent,
+  tunnelAgent,
+} from './tunnel.js';
 
 // Issue 22 item 4: node:https and node:tls load for the first https address, node:zlib for the
 // first compressed body; an http:// provider with plain replies loads neither.
@@ -85,10 +93,14 @@ export class TransportTimeout extends Error {
     readonly phase: 'connect' | 'first-byte' | 'idle',
     readonly ms: number,
     readonly setting: string,
+    /** A connect timeout while this proxy had not answered the tunnel's CONNECT (host:port). */
+    readonly proxy?: string,
   ) {
     super(
       phase === 'connect'
-        ? `no connection within ${seconds(ms)} (${setting})`
+        ? proxy !== undefined
+          ? `the proxy ${proxy} did not answer the CONNECT within ${seconds(ms)} (${setting})`
+          : `no connection within ${seconds(ms)} (${setting})`
         : phase === 'first-byte'
           ? `no response within ${seconds(ms)} of connecting (${setting})`
           : `no stream event for ${seconds(ms)} (${setting})`,
@@ -226,6 +238,8 @@ export function createTransport(options: TransportOptions = {}): Transport {
         const body = request.body;
         const headers: Record<string, string | number> = { ...request.headers, ...way.extraHeaders };
         if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
+        // A tunnel agent's CONNECT, while the proxy has not answered (tunnel.ts): a timeout or an abort ends it too.
+        const pendingTunnel: PendingTunnel = {};
         const req = way.module.request({
           host: way.host,
           port: way.port,
@@ -233,8 +247,13 @@ export function createTransport(options: TransportOptions = {}): Transport {
           path: way.path,
           headers,
           agent: way.agent,
+          pendingTunnel,
           ...(target.protocol === 'https:' && !isIp(way.host) ? { servername: target.hostname } : {}),
-        });
+        } as http.RequestOptions);
+        const stop = (error: Error): void => {
+          pendingTunnel.cancel?.(error);
+          req.destroy(error);
+        };
         let settled = false;
         let timer: NodeJS.Timeout | undefined;
         const clear = (): void => {
@@ -250,7 +269,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
           }
         };
         const onAbort = (): void => {
-          req.destroy(transportAbortError());
+          stop(transportAbortError());
         };
         request.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -261,7 +280,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
           clear();
           const ms = request.firstByteTimeoutMs;
           if (ms !== undefined) {
-            timer = setTimeout(() => req.destroy(new TransportTimeout('first-byte', ms, 'retry.firstByteTimeoutSeconds')), ms);
+            timer = setTimeout(() => stop(new TransportTimeout('first-byte', ms, 'retry.firstByteTimeoutSeconds')), ms);
             timer.unref();
           }
         };
@@ -272,7 +291,10 @@ export function createTransport(options: TransportOptions = {}): Transport {
         };
         if (request.connectTimeoutMs !== undefined) {
           const ms = request.connectTimeoutMs;
-          timer = setTimeout(() => req.destroy(new TransportTimeout('connect', ms, 'retry.connectTimeoutSeconds')), ms);
+          timer = setTimeout(() => {
+            const proxy = pendingTunnel.cancel ? pendingTunnel.proxy : undefined;
+            stop(new TransportTimeout('connect', ms, 'retry.connectTimeoutSeconds', proxy));
+          }, ms);
           timer.unref();
         }
         req.once('socket', (socket) => {

@@ -18,6 +18,18 @@ const tls = lazyBuiltin<typeof import('node:tls')>('node:tls');
 /** A keep-alive agent whose connections are TLS inside a CONNECT tunnel through `proxy`. */
 export type TunnelAgent = import('node:https').Agent;
 
+/**
+ * A request's hold on the CONNECT its tunnel agent makes for it (the `pendingTunnel` request
+ * option): `cancel` is set while the proxy has not answered. Until then the request has no
+ * socket, so `req.destroy()` (a timeout, an abort) reaches nothing and the request would wait
+ * for the proxy for ever (REL-5); `cancel` ends the CONNECT and fails the request with `error`.
+ */
+export interface PendingTunnel {
+  cancel?: ((error: Error) => void) | undefined;
+  /** The proxy's host and port (never its credentials), for the timeout's message. */
+  proxy?: string | undefined;
+}
+
 let TunnelClass: (new (proxy: URL, ca: string[] | undefined) => TunnelAgent) | undefined;
 
 export function tunnelAgent(proxy: URL, ca: string[] | undefined): TunnelAgent {
@@ -36,10 +48,17 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
 
     /** A CONNECT tunnel through the proxy, then TLS to the target inside it. */
     override createConnection(
-      options: http.ClientRequestArgs & { servername?: string },
+      options: http.ClientRequestArgs & { servername?: string; pendingTunnel?: PendingTunnel },
       callback?: (error: Error | null, socket: Duplex) => void,
     ): undefined {
-      const done = callback ?? (() => {});
+      const pending = options.pendingTunnel;
+      let answered = false;
+      const done = (error: Error | null, socket: Duplex): void => {
+        if (answered) return;
+        answered = true;
+        if (pending) pending.cancel = undefined;
+        callback?.(error, socket);
+      };
       const socketless = undefined as unknown as Duplex;
       const host = options.host ?? options.hostname ?? 'localhost';
       const port = options.port ?? 443;
@@ -81,6 +100,13 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
         done(null, secure);
       });
       connect.on('error', (error) => done(error, socketless));
+      if (pending) {
+        pending.proxy = this.proxy.host;
+        pending.cancel = (error) => {
+          done(error, socketless);
+          connect.destroy();
+        };
+      }
       connect.end();
       return undefined;
     }
