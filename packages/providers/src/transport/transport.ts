@@ -83,6 +83,8 @@ export interface TransportOptions {
   readonly env?: ProxyEnv | undefined;
   /** A PEM file of extra certificate authorities, added to the default ones (and NODE_EXTRA_CA_CERTS). */
   readonly caFile?: string | undefined;
+  /** How long a finished stream's remaining bytes are read in the background, in ms (default 2 s). */
+  readonly drainGraceMs?: number | undefined;
 }
 
 /** A timeout of the transport; `setting` names the config key that sets it. */
@@ -156,6 +158,7 @@ function readCa(file: string, setting: string): string {
 
 export function createTransport(options: TransportOptions = {}): Transport {
   const env = options.env ?? process.env;
+  const drainGraceMs = options.drainGraceMs ?? DRAIN_GRACE_MS;
   // Node reads NODE_EXTRA_CA_CERTS once at start into its default store; an explicit list
   // (for caFile, or an environment other than the process's) must name it again.
   let ca: string[] | undefined;
@@ -316,7 +319,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
           request.signal?.removeEventListener('abort', onAbort);
           request.signal?.addEventListener('abort', onAbortResponse, { once: true });
           res.once('close', () => request.signal?.removeEventListener('abort', onAbortResponse));
-          resolve(wrapResponse(res, target.href, request.coalesceReads ? coalesceReads(res) : undefined));
+          resolve(wrapResponse(res, target.href, request.coalesceReads ? coalesceReads(res) : undefined, drainGraceMs));
         });
         if (request.sendAfter === undefined) {
           req.end(body);
@@ -337,6 +340,13 @@ export function createTransport(options: TransportOptions = {}): Transport {
 
 /** How long a finished stream's remaining bytes are read to keep its connection alive. */
 const DRAIN_GRACE_MS = 2000;
+/**
+ * How long `close()` waits for the end of a finished stream's body before it returns: the end
+ * (the chunked terminator) normally comes with the last event or right after it, and the next
+ * request then finds the connection in the pool. A server that keeps the body open does not hold
+ * the reply's last events back longer than this (it held them for the whole grace, 2 s).
+ */
+const DRAIN_WAIT_MS = 50;
 
 /**
  * The body as sent, decoded when a server compresses it although no `accept-encoding` was sent
@@ -365,7 +375,12 @@ function decodedBody(res: http.IncomingMessage): Readable {
   return res.pipe(decoder);
 }
 
-function wrapResponse(res: http.IncomingMessage, url: string, coalescer: ReadCoalescer | undefined): TransportResponse {
+function wrapResponse(
+  res: http.IncomingMessage,
+  url: string,
+  coalescer: ReadCoalescer | undefined,
+  drainGraceMs: number,
+): TransportResponse {
   // Readers see errors through the body's iterator; one destroyed with nobody reading must not crash.
   res.on('error', () => {});
   const stream = decodedBody(res);
@@ -418,13 +433,17 @@ function wrapResponse(res: http.IncomingMessage, url: string, coalescer: ReadCoa
       // back for the next request, within a short grace. `resume()` would not do it while the
       // body's async iterator keeps a 'readable' listener, so read directly.
       return new Promise<void>((resolve) => {
-        const grace = setTimeout(() => {
-          res.destroy();
-          resolve();
-        }, DRAIN_GRACE_MS);
+        const grace = setTimeout(() => res.destroy(), drainGraceMs);
         grace.unref();
+        // After DRAIN_WAIT_MS the caller goes on and the rest is read in the background, where it
+        // does not keep the process alive (a `crystal run` whose server keeps the body open exits).
+        const wait = setTimeout(() => {
+          res.socket?.unref();
+          resolve();
+        }, DRAIN_WAIT_MS);
         const done = (): void => {
           clearTimeout(grace);
+          clearTimeout(wait);
           res.off('readable', drain);
           // The agent takes the socket back on a later tick; the next request should find it there.
           setImmediate(resolve);
