@@ -6,6 +6,7 @@
  * the proxy "resolves", so a success proves the request went through it.
  */
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { FakeProvider, makeTestCertificates, startTestProxy, type TestCertificates, type TestProxy } from '@crystal/testkit';
@@ -108,6 +109,16 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     );
     const events = await collect(c);
     expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+  });
+
+  it('an unreadable NODE_EXTRA_CA_CERTS is skipped as Node skips it, so caFile still works (it used to fail the start, blaming caFile)', async () => {
+    fake = await FakeProvider.start({ wire: 'anthropic', replies: [reply], tls: { key: certs.key, cert: certs.cert } });
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'anthropic', baseUri: `https://127.0.0.1:${fake.port}/`, apiKey: 'k' },
+      { id: 'acme-model' },
+      { transport: createTransport({ env: { NODE_EXTRA_CA_CERTS: join(certs.dir, 'missing.pem') }, caFile: certs.caFile }) },
+    );
+    expect((await collect(c)).at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
   });
 
   it('a proxy address that is not a URL fails at once, naming the variable', async () => {

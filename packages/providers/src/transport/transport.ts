@@ -120,37 +120,42 @@ export function transportAbortError(): Error {
   return error;
 }
 
-/** Reads a PEM bundle; the error names the file and the setting. */
 const crypto = lazyBuiltin<typeof import('node:crypto')>('node:crypto');
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** The text of NODE_EXTRA_CA_CERTS, or undefined when it cannot be read (as Node, which warned at start). */
+function readExtraCa(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The certificates of `caFile`, checked: Node's TLS takes a `ca` entry that holds no certificate
  * without a word, and the user would only see every request fail as untrusted. So a file with no
  * PEM certificate (a DER `.cer`, a key, the wrong file) or a damaged one is an error naming it.
  */
-function readCa(file: string, setting: string): string {
+function readCaFile(file: string): string {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new Error(`Cannot read the certificate file ${file} (${setting}): ${(error as Error).message}`);
+    throw new Error(`Cannot read the certificate file ${file} (caFile): ${(error as Error).message}`);
   }
-  if (setting !== 'caFile') return text;
   const blocks = text.match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) {
     throw new Error(
-      `The certificate file ${file} (${setting}) holds no PEM certificate (no -----BEGIN CERTIFICATE----- block); a DER file converts with: openssl x509 -inform der -in ${file} -out ${file}.pem`,
+      `The certificate file ${file} (caFile) holds no PEM certificate (no -----BEGIN CERTIFICATE----- block); a DER file converts with: openssl x509 -inform der -in ${file} -out ${file}.pem`,
     );
   }
   blocks.forEach((block, index) => {
     try {
       new (crypto().X509Certificate)(block);
     } catch (error) {
-      throw new Error(
-        `Certificate ${index + 1} of ${blocks.length} in ${file} (${setting}) is damaged: ${(error as Error).message}`,
-      );
+      throw new Error(`Certificate ${index + 1} of ${blocks.length} in ${file} (caFile) is damaged: ${(error as Error).message}`);
     }
   });
   return text;
@@ -165,8 +170,10 @@ export function createTransport(options: TransportOptions = {}): Transport {
   const extra = env.NODE_EXTRA_CA_CERTS;
   if (options.caFile !== undefined || (extra && extra !== process.env.NODE_EXTRA_CA_CERTS)) {
     ca = [...tls().rootCertificates];
-    if (extra) ca.push(readCa(extra, 'NODE_EXTRA_CA_CERTS'));
-    if (options.caFile !== undefined) ca.push(readCa(options.caFile, 'caFile'));
+    // Node skips an unreadable NODE_EXTRA_CA_CERTS with a warning at start; so does this list.
+    const extraText = extra ? readExtraCa(extra) : undefined;
+    if (extraText !== undefined) ca.push(extraText);
+    if (options.caFile !== undefined) ca.push(readCaFile(options.caFile));
   }
   const httpAgent = new http.Agent({ keepAlive: true });
   let httpsPool: http.Agent | undefined;
