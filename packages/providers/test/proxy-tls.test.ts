@@ -153,23 +153,36 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     expect(proxyFor(new URL('http://api.example.com/'), { HTTP_PROXY: 'http://ops:a%25b@proxy:1' })?.password).toBe('a%25b');
   });
 
-  it('a proxy that asks for credentials (407) fails at once, saying where they go', async () => {
-    const server = createServer();
+  it('a proxy that asks for credentials (407) fails at once, saying where they go, for a tunnel and for a plain http request; refused credentials are named as such, never shown', async () => {
+    // 407 to a CONNECT and to an absolute-form request alike.
+    const server = createServer((_req, res) => {
+      res.writeHead(407, { 'proxy-authenticate': 'Basic', 'content-type': 'text/html' }).end('<html>Proxy auth required</html>');
+    });
     server.on('connect', (_req, socket: Socket) => {
       socket.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const port = (server.address() as AddressInfo).port;
-      const c = await createChatClient(
-        { name: 'acme', protocol: 'anthropic', baseUri: 'https://provider.test/', apiKey: 'k' },
-        { id: 'm' },
-        { transport: createTransport({ env: { HTTPS_PROXY: `http://127.0.0.1:${port}` } }) },
-      );
-      const error = await failure(c);
-      expect(error.retryable).toBe(false);
-      expect(error.message).toContain('407');
-      expect(error.message).toContain('user:password');
+      const failureThrough = async (baseUri: string, proxyUrl: string) =>
+        failure(
+          await createChatClient(
+            { name: 'acme', protocol: 'anthropic', baseUri, apiKey: 'k' },
+            { id: 'm' },
+            { transport: createTransport({ env: { HTTPS_PROXY: proxyUrl, HTTP_PROXY: proxyUrl } }) },
+          ),
+        );
+      for (const baseUri of ['https://provider.test/', 'http://provider.test/']) {
+        const error = await failureThrough(baseUri, `http://127.0.0.1:${port}`);
+        expect(error.retryable).toBe(false);
+        expect(error.message).toContain(
+          `the proxy 127.0.0.1:${port} asks for credentials (HTTP 407); put them in the proxy variable as http://user:password@127.0.0.1:${port}`,
+        );
+        const refused = await failureThrough(baseUri, `http://ops:hunter2@127.0.0.1:${port}`);
+        expect(refused.retryable).toBe(false);
+        expect(refused.message).toContain(`the proxy 127.0.0.1:${port} refused the credentials of the proxy variable (HTTP 407)`);
+        expect(refused.message).not.toContain('hunter2');
+      }
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

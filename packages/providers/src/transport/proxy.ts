@@ -10,6 +10,15 @@ export class TransportSetupError extends Error {
   override readonly name = 'TransportSetupError';
 }
 
+/** A proxy's HTTP 407, to a CONNECT or to a plain http request through it: where credentials go, never what they were. */
+export function proxyAuthError(proxy: URL): TransportSetupError {
+  return new TransportSetupError(
+    proxy.username === ''
+      ? `the proxy ${proxy.host} asks for credentials (HTTP 407); put them in the proxy variable as http://user:password@${proxy.host}`
+      : `the proxy ${proxy.host} refused the credentials of the proxy variable (HTTP 407); check the user and password (write % as %25, @ as %40, : as %3A)`,
+  );
+}
+
 export interface ProxyEnv {
   readonly [name: string]: string | undefined;
 }

@@ -17,7 +17,7 @@ import type { Readable } from 'node:stream';
 import { lazyBuiltin } from '@crystal/core';
 import { type BodyReader, bodyReader } from './body-reader.js';
 import { coalesceReads, type ReadCoalescer } from './read-coalescer.js';
-import { effectivePort, type ProxyEnv, proxyFor, TransportSetupError } from './proxy.js';
+import { effectivePort, type ProxyEnv, proxyAuthError, proxyFor, TransportSetupError } from './proxy.js';
 import {
   type HttpsModule,
   https,
@@ -190,6 +190,8 @@ export function createTransport(options: TransportOptions = {}): Transport {
     port: number;
     path: string;
     extraHeaders: Record<string, string>;
+    /** A plain http request sent to this proxy (its 407 is the proxy's, not the server's). */
+    proxy?: URL;
   } {
     const proxy = proxyFor(target, env);
     if (!proxy) {
@@ -227,6 +229,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
       port: effectivePort(proxy),
       path: target.href,
       extraHeaders: { host: target.host, ...proxyAuthorization(proxy) },
+      proxy,
     };
   }
 
@@ -319,6 +322,11 @@ export function createTransport(options: TransportOptions = {}): Transport {
         req.on('error', fail);
         req.once('response', (res) => {
           clear();
+          if (res.statusCode === 407 && way.proxy) {
+            res.destroy();
+            fail(proxyAuthError(way.proxy));
+            return;
+          }
           settled = true;
           const onAbortResponse = (): void => {
             res.destroy(transportAbortError());

@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import { lazyBuiltin } from '@crystal/core';
-import { effectivePort, TransportSetupError } from './proxy.js';
+import { effectivePort, proxyAuthError } from './proxy.js';
 
 export type HttpsModule = typeof import('node:https');
 export const https = lazyBuiltin<HttpsModule>('node:https');
@@ -75,12 +75,7 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
       connect.once('connect', (response, socket) => {
         if (response.statusCode === 407) {
           socket.destroy();
-          done(
-            new TransportSetupError(
-              `the proxy ${this.proxy.host} asks for credentials (HTTP 407); put them in the proxy variable as http://user:password@${this.proxy.host}`,
-            ),
-            socketless,
-          );
+          done(proxyAuthError(this.proxy), socketless);
           return;
         }
         if (response.statusCode !== 200) {
