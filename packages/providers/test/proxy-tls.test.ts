@@ -72,6 +72,32 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     expect(proxy.authorizations).toEqual([`Basic ${Buffer.from('user:p@ss').toString('base64')}`]);
   });
 
+  it('an https:// proxy signed by the caFile CA is trusted too: the CONNECT goes over TLS to it, then TLS to the provider inside', async () => {
+    fake = await FakeProvider.start({ wire: 'openai', replies: [reply], tls: { key: certs.key, cert: certs.cert } });
+    proxy = await startTestProxy({ tls: { key: certs.key, cert: certs.cert } });
+    expect(proxy.url.startsWith('https://127.0.0.1:')).toBe(true);
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'openai', baseUri: `https://provider.test:${fake.port}/v1/`, apiKey: 'k' },
+      { id: 'acme-model' },
+      { transport: createTransport({ env: { HTTPS_PROXY: proxy.url }, caFile: certs.caFile }) },
+    );
+    expect((await collect(c)).at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+    expect(proxy.seen).toEqual([`provider.test:${fake.port}`]);
+    // A plain http provider through the same https:// proxy: the absolute-form request over TLS to it.
+    const plain = await FakeProvider.start({ wire: 'openai', replies: [reply] });
+    try {
+      const http = await createChatClient(
+        { name: 'acme', protocol: 'openai', baseUri: `http://provider.test:${plain.port}/v1/`, apiKey: 'k' },
+        { id: 'acme-model' },
+        { transport: createTransport({ env: { HTTP_PROXY: proxy.url }, caFile: certs.caFile }) },
+      );
+      expect((await collect(http)).at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+      expect(proxy.seen[1]).toBe(`http://provider.test:${plain.port}/v1/chat/completions`);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('HTTP_PROXY: an http provider is reached with an absolute-form request through the proxy', async () => {
     fake = await FakeProvider.start({ wire: 'gemini', replies: [reply] });
     proxy = await startTestProxy();

@@ -3,7 +3,8 @@
  * (http). Whatever host a request names, the proxy dials 127.0.0.1 on the named port, so a test
  * can use a name only the proxy "resolves" and prove the request went through it.
  */
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 
 export interface TestProxy {
@@ -15,11 +16,12 @@ export interface TestProxy {
   close(): Promise<void>;
 }
 
-export async function startTestProxy(): Promise<TestProxy> {
+/** With `tls`, the proxy itself speaks TLS (an `https://` proxy address). */
+export async function startTestProxy(options: { tls?: { key: string; cert: string } } = {}): Promise<TestProxy> {
   const seen: string[] = [];
   const authorizations: (string | undefined)[] = [];
   const sockets = new Set<Socket>();
-  const server: Server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     seen.push(req.url ?? '');
     authorizations.push(req.headers['proxy-authorization']);
     let target: URL;
@@ -46,8 +48,9 @@ export async function startTestProxy(): Promise<TestProxy> {
     );
     upstream.on('error', () => res.writeHead(502).end());
     req.pipe(upstream);
-  });
-  server.on('connection', (socket) => {
+  };
+  const server: Server = options.tls ? createTlsServer(options.tls, handler) : createServer(handler);
+  server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -68,7 +71,7 @@ export async function startTestProxy(): Promise<TestProxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     authorizations,
     close: async () => {

@@ -71,6 +71,8 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
         headers: { host: authority, ...proxyAuthorization(this.proxy) },
         // A tunnel consumes its connection; the keep-alive pool is the TLS sockets inside tunnels.
         agent: false,
+        // An https:// proxy is trusted by the same list as the provider (caFile, NODE_EXTRA_CA_CERTS).
+        ...(this.ca ? { ca: this.ca } : {}),
       });
       connect.once('connect', (response, socket) => {
         if (response.statusCode === 407) {
