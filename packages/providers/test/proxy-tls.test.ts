@@ -279,6 +279,11 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     expect(proxyFor(new URL('http://ollama.lan/'), { https_proxy: 'proxy:1' })).toBeUndefined();
     expect(proxyFor(new URL('http://ollama.lan/'), { http_proxy: 'proxy:1' })?.href).toBe('http://proxy:1/');
     expect(noProxyMatches('anything.example', 443, '*')).toBe(true);
+    // A fully qualified name (a trailing dot) is the same host, in the address and in NO_PROXY.
+    expect(proxyFor(new URL('https://Internal.Corp./v1/'), env)).toBeUndefined();
+    expect(proxyFor(new URL('https://api.example.com.:8443/'), env)).toBeUndefined();
+    expect(proxyFor(new URL('https://vault.corp/'), { ...env, NO_PROXY: 'vault.corp.' })).toBeUndefined();
+    expect(proxyFor(new URL('http://localhost.:11434/'), { HTTP_PROXY: 'proxy:1' })).toBeUndefined();
   });
 
   it('NO_PROXY IP ranges (10.0.0.0/8, fd00::/8) bypass the proxy for hosts written as IP addresses in them', () => {

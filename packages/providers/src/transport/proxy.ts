@@ -69,8 +69,12 @@ export function effectivePort(url: URL): number {
   return url.protocol === 'https:' ? 443 : 80;
 }
 
+/** A host name as NO_PROXY compares it: no brackets, lower case, no trailing dot (`api.example.com.` is `api.example.com`). */
 function bareHost(hostname: string): string {
-  return hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 function isLoopback(host: string): boolean {
