@@ -215,6 +215,42 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     }
   });
 
+  it('a proxy that refuses the tunnel by policy (403) fails at once, saying what to do; a 502 or 503 from it (the host unreachable for now) is retried', async () => {
+    let status = 403;
+    const server = createServer();
+    server.on('connect', (_req, socket: Socket) => {
+      socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-length: 0\r\n\r\n`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const tunnelFailure = async () =>
+        failure(
+          await createChatClient(
+            { name: 'acme', protocol: 'openai', baseUri: 'https://provider.test/v1/', apiKey: 'k' },
+            { id: 'm' },
+            { transport: createTransport({ env: { HTTPS_PROXY: `http://127.0.0.1:${port}` } }) },
+          ),
+        );
+      for (const refused of [403, 400, 405]) {
+        status = refused;
+        const error = await tunnelFailure();
+        expect(error.retryable).toBe(false);
+        expect(error.message).toContain(`the proxy 127.0.0.1:${port} refused the tunnel to provider.test:443 (HTTP ${refused})`);
+        expect(error.message).toContain('NO_PROXY');
+      }
+      for (const passing of [502, 503, 504, 429]) {
+        status = passing;
+        const error = await tunnelFailure();
+        expect(error.retryable).toBe(true);
+        expect(error.message).toContain(`(HTTP ${passing})`);
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('REL-5 a proxy that never answers the CONNECT, or a tunnel whose TLS never completes: the connect timeout ends the request, an abort ends it at once, and the proxy connection is closed', async () => {
     // A proxy that holds every connection; with `answer` it says 200 to the CONNECT and then stays silent.
     const held: { socket: Socket; closed: Promise<void> }[] = [];

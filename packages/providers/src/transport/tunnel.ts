@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import { lazyBuiltin } from '@crystal/core';
-import { effectivePort, proxyAuthError } from './proxy.js';
+import { effectivePort, proxyAuthError, TransportSetupError } from './proxy.js';
 
 export type HttpsModule = typeof import('node:https');
 export const https = lazyBuiltin<HttpsModule>('node:https');
@@ -80,10 +80,18 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
           done(proxyAuthError(this.proxy), socketless);
           return;
         }
-        if (response.statusCode !== 200) {
+        const status = response.statusCode ?? 0;
+        if (status !== 200) {
           socket.destroy();
+          const refused = `the proxy ${this.proxy.host} refused the tunnel to ${authority} (HTTP ${status})`;
+          // 5xx and 429: the proxy could not reach the host for now, retried as a network failure.
+          // Any other answer (403: its policy blocks the host) would be the same on every retry.
           done(
-            new Error(`the proxy ${this.proxy.host} refused the tunnel to ${authority}: HTTP ${response.statusCode}`),
+            status >= 500 || status === 429
+              ? new Error(refused)
+              : new TransportSetupError(
+                  `${refused}. If its policy blocks this host, ask the proxy's administrator, or name the host in NO_PROXY if it can be reached directly.`,
+                ),
             socketless,
           );
           return;
