@@ -98,6 +98,32 @@ describe('proxies and certificates (issue 22 item 2)', () => {
     }
   });
 
+  it('a proxy written as an IPv6 address ([::1]) is dialled without its brackets, for a tunnel and a plain http request', async () => {
+    fake = await FakeProvider.start({ wire: 'openai', replies: [reply], tls: { key: certs.key, cert: certs.cert } });
+    proxy = await startTestProxy({ host: '::1' });
+    expect(proxy.url.startsWith('http://[::1]:')).toBe(true);
+    const transport = createTransport({ env: { HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url }, caFile: certs.caFile });
+    const c = await createChatClient(
+      { name: 'acme', protocol: 'openai', baseUri: `https://provider.test:${fake.port}/v1/`, apiKey: 'k' },
+      { id: 'acme-model' },
+      { transport },
+    );
+    // Before: getaddrinfo ENOTFOUND [::1].
+    expect((await collect(c)).at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+    const plain = await FakeProvider.start({ wire: 'openai', replies: [reply] });
+    try {
+      const http = await createChatClient(
+        { name: 'acme', protocol: 'openai', baseUri: `http://provider.test:${plain.port}/v1/`, apiKey: 'k' },
+        { id: 'acme-model' },
+        { transport },
+      );
+      expect((await collect(http)).at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+      expect(proxy.seen).toEqual([`provider.test:${fake.port}`, `http://provider.test:${plain.port}/v1/chat/completions`]);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('HTTP_PROXY: an http provider is reached with an absolute-form request through the proxy', async () => {
     fake = await FakeProvider.start({ wire: 'gemini', replies: [reply] });
     proxy = await startTestProxy();

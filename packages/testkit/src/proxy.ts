@@ -16,8 +16,9 @@ export interface TestProxy {
   close(): Promise<void>;
 }
 
-/** With `tls`, the proxy itself speaks TLS (an `https://` proxy address). */
-export async function startTestProxy(options: { tls?: { key: string; cert: string } } = {}): Promise<TestProxy> {
+/** With `tls`, the proxy itself speaks TLS (an `https://` proxy address); `host` is where it listens (default 127.0.0.1). */
+export async function startTestProxy(options: { tls?: { key: string; cert: string }; host?: string } = {}): Promise<TestProxy> {
+  const host = options.host ?? '127.0.0.1';
   const seen: string[] = [];
   const authorizations: (string | undefined)[] = [];
   const sockets = new Set<Socket>();
@@ -69,9 +70,9 @@ export async function startTestProxy(options: { tls?: { key: string; cert: strin
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   return {
-    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`,
     seen,
     authorizations,
     close: async () => {

@@ -64,7 +64,8 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
       const port = options.port ?? 443;
       const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
       const connect = (this.proxy.protocol === 'https:' ? https() : http).request({
-        host: this.proxy.hostname,
+        // An IPv6 proxy's URL host is bracketed ([::1]); the socket wants the bare address.
+        host: this.proxy.hostname.replace(/^\[|\]$/g, ''),
         port: effectivePort(this.proxy),
         method: 'CONNECT',
         path: authority,
