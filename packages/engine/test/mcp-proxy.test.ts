@@ -88,3 +88,29 @@ describe('MCP servers over HTTP and SSE through the proxy variables (issue 22 it
     expect(proxy.seen).toEqual([]);
   });
 });
+
+describe('redirects of MCP servers over HTTP: the transport returns them, the SDK follows them within the origin', () => {
+  it('a same-origin redirect (307, as FastMCP sends) is followed with its method and body; one to another origin is refused, naming it, and the headers stay', async () => {
+    http = await startEverythingHttp();
+    const home = mkdtempSync(join(tmpdir(), 'crystal-mcp-redirect-'));
+    const mcpServers = {
+      moved: { type: 'http', url: `${http.url}/moved`, headers: { authorization: 'Bearer s3cret' } },
+      elsewhere: { type: 'http', url: `${http.url}/elsewhere`, headers: { authorization: 'Bearer s3cret' } },
+    };
+    host = startMcpHost({ home, workspace: home, config: { mcpServers } as unknown as Config, env: {}, imageInput: () => false });
+    await host.manager?.whenSettled();
+    const status = host.manager?.status() ?? [];
+    expect(status.map((s) => [s.name, s.state])).toEqual([
+      ['moved', 'ready'],
+      ['elsewhere', 'failed'],
+    ]);
+    const echo = host.tools().find((tool) => tool.name === 'mcp__moved__echo');
+    expect(JSON.stringify(await echo?.execute({ message: 'moved' }, { signal: never, callId: 'moved' }))).toContain(
+      'Echo: moved',
+    );
+    const port = new URL(http.url).port;
+    expect(status[1]?.error).toContain(`Redirect to http://localhost:${port}/mcp not followed`);
+    // The other origin never saw the key: no request reached it by its name.
+    expect(http.requests.filter((r) => r.headers.host === `localhost:${port}`)).toEqual([]);
+  });
+});

@@ -75,6 +75,16 @@ export async function startEverythingHttp(tls?: { key: string; cert: string }): 
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers });
     try {
+      // A server that moved (307, same origin, as FastMCP's /mcp to /mcp/), and one that sends the client to another origin.
+      if (url.pathname === '/moved') {
+        res.writeHead(307, { location: '/mcp' }).end();
+        return;
+      }
+      if (url.pathname === '/elsewhere') {
+        const { port } = http.address() as AddressInfo;
+        res.writeHead(307, { location: `${tls ? 'https' : 'http'}://localhost:${port}/mcp` }).end();
+        return;
+      }
       if (url.pathname === '/mcp') {
         const id = req.headers['mcp-session-id'];
         let transport = typeof id === 'string' ? streamable.get(id) : undefined;
