@@ -69,12 +69,14 @@ export function effectivePort(url: URL): number {
   return url.protocol === 'https:' ? 443 : 80;
 }
 
+/** A URL's host as a socket dials it: an IPv6 address without the brackets the URL writes (`[::1]` is `::1`). */
+export function dialHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '');
+}
+
 /** A host name as NO_PROXY compares it: no brackets, lower case, no trailing dot (`api.example.com.` is `api.example.com`). */
 function bareHost(hostname: string): string {
-  return hostname
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '')
-    .toLowerCase();
+  return dialHost(hostname).replace(/\.$/, '').toLowerCase();
 }
 
 function isLoopback(host: string): boolean {

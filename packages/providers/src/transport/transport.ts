@@ -17,7 +17,7 @@ import type { Readable } from 'node:stream';
 import { lazyBuiltin } from '@crystal/core';
 import { type BodyReader, bodyReader } from './body-reader.js';
 import { coalesceReads, type ReadCoalescer } from './read-coalescer.js';
-import { effectivePort, type ProxyEnv, proxyAuthError, proxyFor, TransportSetupError } from './proxy.js';
+import { dialHost, effectivePort, type ProxyEnv, proxyAuthError, proxyFor, TransportSetupError } from './proxy.js';
 import {
   type HttpsModule,
   https,
@@ -199,7 +199,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
       return {
         module: secure ? https() : http,
         agent: secure ? httpsAgent() : httpAgent,
-        host: target.hostname.replace(/^\[|\]$/g, ''),
+        host: dialHost(target.hostname),
         port: effectivePort(target),
         path: `${target.pathname}${target.search}`,
         extraHeaders: {},
@@ -215,7 +215,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
       return {
         module: https(),
         agent,
-        host: target.hostname.replace(/^\[|\]$/g, ''),
+        host: dialHost(target.hostname),
         port: effectivePort(target),
         path: `${target.pathname}${target.search}`,
         extraHeaders: {},
@@ -225,7 +225,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
     return {
       module: proxySecure ? https() : http,
       agent: proxySecure ? httpsAgent() : httpAgent,
-      host: proxy.hostname.replace(/^\[|\]$/g, ''),
+      host: dialHost(proxy.hostname),
       port: effectivePort(proxy),
       path: target.href,
       extraHeaders: { host: target.host, ...proxyAuthorization(proxy) },

@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import { lazyBuiltin } from '@crystal/core';
-import { effectivePort, proxyAuthError, TransportSetupError } from './proxy.js';
+import { dialHost, effectivePort, proxyAuthError, TransportSetupError } from './proxy.js';
 
 export type HttpsModule = typeof import('node:https');
 export const https = lazyBuiltin<HttpsModule>('node:https');
@@ -64,8 +64,7 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
       const port = options.port ?? 443;
       const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
       const connect = (this.proxy.protocol === 'https:' ? https() : http).request({
-        // An IPv6 proxy's URL host is bracketed ([::1]); the socket wants the bare address.
-        host: this.proxy.hostname.replace(/^\[|\]$/g, ''),
+        host: dialHost(this.proxy.hostname),
         port: effectivePort(this.proxy),
         method: 'CONNECT',
         path: authority,
@@ -121,7 +120,7 @@ function defineTunnel(): new (proxy: URL, ca: string[] | undefined) => TunnelAge
 
 /** Whether a host is an IP address (TLS sends no server name for one); node:net decides, as for NO_PROXY. */
 export function isIp(host: string): boolean {
-  return isIP(host.replace(/^\[|\]$/g, '')) !== 0;
+  return isIP(dialHost(host)) !== 0;
 }
 export function proxyAuthorization(proxy: URL): Record<string, string> {
   if (proxy.username === '') return {};
