@@ -11,7 +11,15 @@
 // which esbuild drops when nothing uses it; the names whose call is still in the written chunk
 // are the ones the main bundle hands over, and only those are kept alive in it.
 import { readFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
 import { build } from 'esbuild';
+
+/**
+ * A chunk's module is a package's specifier (`hono`) or one of our own files, named by its path
+ * from the repository's root (`packages/cli/src/web-command.ts`), which the main bundle imports
+ * with import() by a relative specifier (`./web-command.js`).
+ */
+const isOwnFile = (module) => module.startsWith('packages/');
 
 /** A pattern matching exactly these module specifiers. */
 const exactly = (specifiers) => new RegExp(`^(${specifiers.map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
@@ -42,13 +50,36 @@ export function servedFromFiles(root, served, links = new Map()) {
   return {
     name: 'served-from-files',
     setup(b) {
+      const ownFiles = new Map();
       for (const { file, modules } of served) {
-        b.onResolve({ filter: exactly(Object.keys(modules)) }, (args) => ({
+        const specifiers = Object.keys(modules).filter((m) => !isOwnFile(m));
+        for (const m of Object.keys(modules)) if (isOwnFile(m)) ownFiles.set(m, { file, accessor: modules[m] });
+        if (specifiers.length === 0) continue;
+        b.onResolve({ filter: exactly(specifiers) }, (args) => ({
           path: args.path,
           namespace: 'served',
           pluginData: { file, accessor: modules[args.path] },
         }));
       }
+      // Our own file in a chunk: only an import() reaches it, so the commands that do not run it
+      // never read the chunk. A static import of it would read the chunk at every start of the
+      // importer's command; the build refuses it.
+      b.onResolve({ filter: /^\.\.?\// }, (args) => {
+        if (args.namespace !== 'file' || ownFiles.size === 0) return undefined;
+        const file = relative(root, resolve(args.resolveDir, args.path)).replace(/\.js$/, '.ts');
+        const hit = ownFiles.get(file);
+        if (hit === undefined) return undefined;
+        if (args.kind !== 'dynamic-import') {
+          return {
+            errors: [
+              {
+                text: `${file} is in ${hit.file}, so it is imported with import() only (${relative(root, args.importer)} imports it with ${args.kind})`,
+              },
+            ],
+          };
+        }
+        return { path: file, namespace: 'served', pluginData: hit };
+      });
       b.onLoad({ filter: /.*/, namespace: 'served' }, ({ pluginData: { file, accessor } }) => ({
         contents: `module.exports = require(${JSON.stringify(`served-file:${file}`)})${accessor};`,
         loader: 'js',
@@ -69,7 +100,12 @@ export function servedFromFiles(root, served, links = new Map()) {
             continue;
           }
           const sorted = [...names].sort();
-          // Imported even when the chunk uses no export of it: the chunk's import still runs the module.
+          // Imported even when the chunk uses no export of it: the chunk's import still runs the
+          // module. Nothing of it is in the table then: the chunk asks for none of its names.
+          if (sorted.length === 0) {
+            imports.push(`import {} from ${from};`);
+            continue;
+          }
           imports.push(`import { ${sorted.map((name, i) => `${name} as s${index}_${i}`).join(', ')} } from ${from};`);
           // Values, not getters: a file whose exports may be reassigned is never handed over (buildChunk).
           table.push(`${JSON.stringify(file)}: { ${sorted.map((name, i) => `${name}: s${index}_${i}`).join(', ')} }`);
@@ -105,12 +141,17 @@ async function exportsOf(root, file, options) {
     metafile: true,
     logLevel: 'silent',
   });
+  const names = Object.values(metafile.outputs).flatMap((output) => output.exports ?? []);
+  // Only a module whose exports are among the file's counts: the build follows every import (the
+  // engine's index reaches zod's v3 helpers, whose `export var util` nothing hands over).
   for (const input of Object.keys(metafile.inputs)) {
-    if (/^export\s+(let|var)\s/m.test(readFileSync(`${root}${input}`, 'utf8'))) {
-      throw new Error(`${file} (${input}) has an export that may be reassigned; it cannot be handed to a chunk`);
+    for (const [, name] of readFileSync(`${root}${input}`, 'utf8').matchAll(/^export\s+(?:let|var)\s+([\w$]+)/gm)) {
+      if (names.includes(name)) {
+        throw new Error(`${file} (${input}: ${name}) has an export that may be reassigned; it cannot be handed to a chunk`);
+      }
     }
   }
-  return Object.values(metafile.outputs).flatMap((output) => output.exports ?? []);
+  return names;
 }
 
 /** The chunk's entry: the main bundle links it once, then loads each specifier when first imported. */
@@ -140,6 +181,25 @@ const LINK = [
   '}',
 ].join('\n');
 
+/**
+ * Whether a file only re-exports other modules (a package's index): it has no state, so the chunk
+ * holds a copy of it and takes over each module it names, and what only the chunk uses of them
+ * goes into the chunk, not kept alive in the main bundle through the index's names.
+ */
+export function reexportsOnly(path) {
+  if (!/\.[cm]?[jt]s$/.test(path)) return false;
+  const text = readFileSync(path, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
+  const statements = text
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return (
+    statements.length > 0 && statements.every((s) => /^export\s+(\*|\{[^}]*\}|type\s+\{[^}]*\})\s+from\s+['"][^'"]+['"]$/.test(s))
+  );
+}
+
 /** What a build of the main bundle holds: its files (`inputsOf`) and each one's module format. */
 export function holdings(metafile) {
   const formats = new Map(Object.entries(metafile.inputs).map(([file, { format }]) => [file, format]));
@@ -160,6 +220,7 @@ export async function buildChunk(root, chunk, main, options) {
     stdin: { contents: entryOf(chunk), resolveDir: root, sourcefile: `${chunk.file}-entry.js`, loader: 'js' },
     metafile: true,
     plugins: [
+      ...(options.plugins ?? []),
       {
         name: 'chunk-links',
         setup(b) {
@@ -167,9 +228,14 @@ export async function buildChunk(root, chunk, main, options) {
           b.onLoad({ filter: /.*/, namespace: 'chunk-link' }, () => ({ contents: LINK, loader: 'js' }));
           // The entry's require() of a specifier finds the file the main bundle's import() would
           // (the `import` condition: the SDK's ES modules, not its CommonJS copy).
-          b.onResolve({ filter: /^chunk-module:/ }, (args) =>
-            b.resolve(args.path.slice('chunk-module:'.length), { kind: 'dynamic-import', resolveDir: root, pluginData: skip }),
-          );
+          b.onResolve({ filter: /^chunk-module:/ }, (args) => {
+            const module = args.path.slice('chunk-module:'.length);
+            return b.resolve(isOwnFile(module) ? `./${module}` : module, {
+              kind: 'dynamic-import',
+              resolveDir: root,
+              pluginData: skip,
+            });
+          });
           b.onResolve({ filter: /.*/ }, async (args) => {
             if (args.pluginData === skip || args.namespace === 'chunk-link' || args.namespace === 'shared') return undefined;
             const { path, external, errors } = await b.resolve(args.path, {
@@ -180,7 +246,7 @@ export async function buildChunk(root, chunk, main, options) {
             });
             if (external || errors.length > 0 || !path.startsWith(root)) return undefined;
             const file = path.slice(root.length);
-            if (!main.files.has(file)) return undefined;
+            if (!main.files.has(file) || reexportsOnly(`${root}${file}`)) return undefined;
             return { path: file, namespace: 'shared' };
           });
           b.onLoad({ filter: /.*/, namespace: 'shared' }, async ({ path: file }) => {

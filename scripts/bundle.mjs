@@ -1,14 +1,14 @@
 // Bundles the CLI with esbuild: the main CommonJS bundle the bin compiles with V8's code cache
 // (launch.cjs), the terminal bundle a terminal session starts from (terminal.cjs: @crystal/tui and
-// the first frame's code), the chunks the main bundle reads when it first needs them (mcp-sdk.cjs,
-// web-vendor.cjs, tools-vendor.cjs), and `--version`/`--help` in a file of their own (fast-path.cjs).
+// the first frame's code), the chunks the main bundle reads when it first needs them (zod.cjs,
+// mcp-sdk.cjs, tools-vendor.cjs, interactive.cjs, web.cjs, commands.cjs), and `--version`/`--help`
+// in a file of their own (fast-path.cjs).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
-import { buildChunk, holdings, servedFromFiles } from './bundle-chunks.mjs';
-import { padBundle } from './external-text.mjs';
-import { lazyZod } from './lazy-zod.mjs';
+import { buildChunk, holdings, reexportsOnly, servedFromFiles } from './bundle-chunks.mjs';
+import { lazyZod, lazyZodReal, REAL } from './lazy-zod.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
@@ -97,16 +97,26 @@ await build({
 });
 assertAscii(`${outdir}/terminal.cjs`);
 
-// Chunks (issue 22): leaf third-party code that `crystal run` never initialises, each in a CommonJS
-// file of its own next to the main bundle. The bin compiles every bundle in full at each start (V8
-// keeps the scope data of every function of a bundle with its top level, run or not), so code that
-// a command never runs still costs it start-up time, about in proportion to its size. A chunk is
-// read and compiled, with its own code cache, when the main bundle first asks for one of its modules
-// (`modules`: the specifiers the main bundle imports, each behind an import() or in code that only
-// its command runs). A file a chunk shares with the main bundle (zod's core, eventsource-parser) is
-// not in the chunk: it is the main bundle's one instance, handed to the chunk when it is first
-// loaded, so each module and its state exist once per process.
+// Chunks (issue 22): code that a plain `crystal run` never initialises (third-party libraries, and
+// our own code for the other commands), each in a CommonJS file of its own next to the main bundle.
+// The bin compiles every bundle in full at each start (V8 keeps the scope data of every function of
+// a bundle with its top level, run or not), so code that a command never runs still costs it
+// start-up time, about in proportion to its size. A chunk is read and compiled, with its own code
+// cache, when the main bundle first asks for one of its modules (`modules`: the specifiers the main
+// bundle imports, each behind an import() or in code that only its command runs, or our own files
+// by their path from the root, which only an import() may reach). A file a chunk shares with the
+// main bundle (the engine's, eventsource-parser) is not in the chunk: it is the main bundle's one
+// instance, handed to the chunk when it is first loaded, so each module and its state exist once
+// per process. `ownCopies`: the files of which the chunk holds its own copy (zod, in the SDK's).
 const CHUNKS = [
+  {
+    // zod, for the engine's schemas (scripts/lazy-zod.mjs): what the forwarders require on their
+    // first call, when config.json is validated or a tool's arguments are. A start whose config is
+    // remembered and that calls no tool never reads it.
+    file: 'zod.cjs',
+    modules: [REAL],
+    plugins: [lazyZodReal(root.slice(0, -1))],
+  },
   {
     // The MCP SDK and what it alone uses (ajv, fast-uri, eventsource, cross-spawn, zod's classic API,
     // ...): packages/mcp/src/connection.ts imports these with import() when a server connects.
@@ -117,11 +127,34 @@ const CHUNKS = [
       '@modelcontextprotocol/sdk/client/streamableHttp.js',
       '@modelcontextprotocol/sdk/client/sse.js',
     ],
+    // The SDK's own zod (its classic API, and the core and JSON Schema code only it uses), not the
+    // zod chunk's: the engine and the SDK never hand each other a schema, and each sets its own
+    // locale. Sharing one copy kept ~46 KB of zod that only the SDK uses in whichever file held
+    // it, the main bundle before the zod chunk, where every start paid for it (issue 22).
+    ownCopies: /^node_modules\/zod\//,
   },
   {
-    // hono and its Node server, for `crystal web` alone (packages/web/src/host.ts, security.ts).
-    file: 'web-vendor.cjs',
-    modules: ['hono', 'hono/cookie', 'hono/streaming', '@hono/node-server'],
+    // The terminal session's code after its first frame (packages/cli/src/interactive/open.ts and
+    // what it alone uses); its early part (interactive/index.ts) stays in the main bundle.
+    file: 'interactive.cjs',
+    modules: ['packages/cli/src/interactive/open.ts'],
+  },
+  {
+    // `crystal web`: its command, the Web host (packages/web) and hono with its Node server.
+    file: 'web.cjs',
+    modules: ['packages/cli/src/web-command.ts'],
+  },
+  {
+    // Our own code for the commands other than `run`, the terminal session, `sessions` and
+    // `export` (small; main.ts imports each with import()): `mcp`, `checkpoints`, `rewind`, the
+    // setup commands, and `demo` with the fake provider it serves (packages/testkit).
+    file: 'commands.cjs',
+    modules: [
+      'packages/cli/src/mcp-command.ts',
+      'packages/cli/src/checkpoints-command.ts',
+      'packages/cli/src/setup-commands.ts',
+      'packages/cli/src/demo-command.ts',
+    ],
   },
   {
     // What some built-in tools import when first used (engine/src/tools/builtin: the diff a write
@@ -181,6 +214,8 @@ const mainOptions = {
 // bundle with what they take over from it. Handing an export over keeps it alive in the main bundle,
 // with what it uses: should that be a file a chunk holds, the chunks are built again against it.
 const chunkOptions = (chunk) => ({
+  // A chunk's @crystal/tui is the terminal bundle's, as the main bundle's is.
+  plugins: [servedFromFiles(root, served.slice(0, 1)), ...(chunk.plugins ?? [])],
   outfile: `${outdir}/${chunk.file}`,
   absWorkingDir: root.slice(0, -1),
   bundle: true,
@@ -212,15 +247,24 @@ let main = holdings(
 for (;;) {
   const links = new Map();
   const inChunks = new Map();
+  const inTwo = new Set();
   for (const chunk of CHUNKS) {
     const built = await buildChunk(root, chunk, main, chunkOptions(chunk));
     assertAscii(`${outdir}/${chunk.file}`);
     links.set(chunk.file, built.links);
-    // Each file is in one chunk at most.
+    // Each file is in one chunk at most, but for a package's index: a stateless copy in each.
     for (const file of built.files) {
-      if (inChunks.has(file)) throw new Error(`${file} is in both ${inChunks.get(file)} and ${chunk.file}`);
+      if (reexportsOnly(`${root}${file}`)) continue;
+      const other = CHUNKS.find((c) => c.file === inChunks.get(file));
+      if (other !== undefined && !chunk.ownCopies?.test(file) && !other.ownCopies?.test(file)) inTwo.add(file);
       inChunks.set(file, chunk.file);
     }
+  }
+  // A file two chunks use goes into the main bundle (once per process), which hands it to both.
+  if (inTwo.size > 0) {
+    if ([...inTwo].every((file) => main.files.has(file))) throw new Error(`${[...inTwo].join(', ')}: in two chunks`);
+    main = { files: new Set([...main.files, ...inTwo]), formats: main.formats };
+    continue;
   }
   const { metafile } = await build({
     ...mainOptions,
@@ -233,8 +277,6 @@ for (;;) {
   if (twice.every((file) => main.files.has(file))) throw new Error(`${twice.join(', ')}: in the main bundle and a chunk`);
   main = { files: new Set([...main.files, ...now.files]), formats: now.formats };
 }
-// Written at the length whose text Node keeps outside V8's heap (before its hash is taken).
-padBundle(`${outdir}/crystal.cjs`);
 await build({
   entryPoints: [`${root}packages/cli/src/launch.ts`],
   outfile: `${outdir}/launch.cjs`,

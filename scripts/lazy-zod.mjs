@@ -49,7 +49,30 @@ export function engineZodCalls(root) {
   return [...names].sort();
 }
 
-/** The esbuild plugin (the main bundle's build). */
+/**
+ * The module the forwarders require on their first call: zod's functions the engine calls and its
+ * English locale. It is the zod chunk's (dist/zod.cjs, scripts/bundle.mjs), so the main bundle
+ * holds none of zod, and a start that validates nothing does not read it.
+ */
+export const REAL = 'lazy-zod:real';
+
+/** The esbuild plugin that makes `REAL` (the zod chunk's build). */
+export function lazyZodReal(root) {
+  const names = engineZodCalls(root);
+  return {
+    name: 'lazy-zod-real',
+    setup(b) {
+      b.onResolve({ filter: /^lazy-zod:real$/ }, () => ({ path: 'real', namespace: 'lazy-zod-real' }));
+      b.onLoad({ filter: /.*/, namespace: 'lazy-zod-real' }, () => ({
+        contents: `export { ${names.join(', ')} } from 'zod/mini';\nexport { default as en } from '${LOCALE}';\n`,
+        loader: 'js',
+        resolveDir: root,
+      }));
+    },
+  };
+}
+
+/** The esbuild plugin of the forwarders (the main bundle's build). */
 export function lazyZod(root) {
   const names = engineZodCalls(root);
   const engine = join(root, 'packages/engine/src/');
@@ -59,14 +82,8 @@ export function lazyZod(root) {
       b.onResolve({ filter: /^zod\/(mini|v4\/locales\/en\.js)$/ }, (args) =>
         args.importer.startsWith(engine) ? { path: args.path, namespace: 'lazy-zod' } : undefined,
       );
-      b.onResolve({ filter: /^lazy-zod:real$/ }, () => ({ path: 'real', namespace: 'lazy-zod-real' }));
-      b.onLoad({ filter: /.*/, namespace: 'lazy-zod-real' }, () => ({
-        contents: `export { ${names.join(', ')} } from 'zod/mini';\nexport { default as en } from '${LOCALE}';\n`,
-        loader: 'js',
-        resolveDir: root,
-      }));
       b.onLoad({ filter: /.*/, namespace: 'lazy-zod' }, ({ path }) => {
-        const lines = ['let real;', "const load = () => (real ??= require('lazy-zod:real'));"];
+        const lines = ['let real;', `const load = () => (real ??= require(${JSON.stringify(REAL)}));`];
         if (path === LOCALE) lines.push('export default function en() { return load().en(); }');
         else {
           // `enum` is a reserved word: each forwarder is a local, exported under zod's name.

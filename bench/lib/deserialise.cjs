@@ -8,7 +8,6 @@ const { readFileSync } = require('node:fs');
 const { Script, constants } = require('node:vm');
 
 const [file, cacheFile] = process.argv.slice(2);
-// The build pads the main bundle's file to the length Node keeps as an external string (scripts/external-text.mjs).
 const source = readFileSync(file, 'latin1');
 const cachedData = readFileSync(cacheFile);
 const faults = process.resourceUsage().minorPageFault;

@@ -10,10 +10,11 @@
  * paints and takes keys, then runs the main bundle. The main bundle does not hold `@crystal/tui`:
  * its `require('./terminal.cjs')` gets the terminal bundle's exports (loaded already, or loaded
  * then, with its own cache), so there is one terminal module per process. The chunks next to it
- * are served the same way (`dist/mcp-sdk.cjs`, `dist/web-vendor.cjs`, `dist/tools-vendor.cjs`:
- * third-party code `crystal run` never runs, which in the main bundle would still cost every start
- * its reading and compile data; scripts/bundle.mjs): each is read and compiled when the main
- * bundle first requires it. Each bundle has its own cache file, named for its own content hash.
+ * are served the same way (`dist/zod.cjs`, `dist/mcp-sdk.cjs`, `dist/tools-vendor.cjs`, and our
+ * own code for other commands: `dist/interactive.cjs`, `dist/web.cjs`, `dist/commands.cjs`; code
+ * `crystal run` never runs, which in the main bundle would still cost every start its reading and
+ * compile data; scripts/bundle.mjs): each is read and compiled when the main bundle first requires
+ * it. Each bundle has its own cache file, named for its own content hash.
  *
  * - Node 22.1+ has a compile cache of its own (`module.enableCompileCache`): the bundle is
  *   required with it on, and nothing below runs.
@@ -134,8 +135,7 @@ function readInto({ fd, buffer, size }: ReadStep): boolean {
 /** The text of a bundle whose `size` bytes start `buffer`. */
 function sourceIn(buffer: Buffer, size: number): string {
   // The bundles are pure ASCII (scripts/bundle.mjs refuses a non-ASCII byte), so latin1 reads
-  // the same text without UTF-8 validation: ~1 ms less per start. The main bundle's file is
-  // padded to Node's EXTERN_APEX (scripts/external-text.mjs), so its text is an external string.
+  // the same text without UTF-8 validation: ~1 ms less per start.
   return buffer.toString('latin1', 0, size);
 }
 

@@ -22,7 +22,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 const dist = join(crystalBin, '../../dist');
 /** The chunks next to the main bundle (scripts/bundle.mjs): third-party code a plain turn never runs. */
-const CHUNKS = ['mcp-sdk.cjs', 'web-vendor.cjs', 'tools-vendor.cjs'];
+const CHUNKS = ['zod.cjs', 'mcp-sdk.cjs', 'web.cjs', 'tools-vendor.cjs', 'interactive.cjs', 'commands.cjs'];
 const everythingRoot = dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json'));
 const EVERYTHING = { command: process.execPath, args: [join(everythingRoot, 'dist', 'index.js'), 'stdio'], trust: true };
 
@@ -200,10 +200,13 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     expect(toolResult).toContain("Invalid argument 'offset' for 'read': expected number to be >=1");
   }, 30_000);
 
-  it("CLI-2 (issue 22) crystal run reads only the main bundle: never the terminal bundle (dist/terminal.cjs) nor a chunk next to it (the MCP SDK, hono, the tools' libraries)", async () => {
+  it("CLI-2 (issue 22) crystal run reads only the main bundle: never the terminal bundle (dist/terminal.cjs) nor a chunk next to it (zod, the MCP SDK, the Web host, the tools' libraries, the terminal session, the other commands)", async () => {
     // The third-party code a plain turn never runs is in chunks of its own, not in the main bundle.
     for (const chunk of CHUNKS) expect(existsSync(join(dist, chunk)), `dist/${chunk}`).toBe(true);
-    const { home } = await providerAndHome({ replies: [{ text: 'done' }] });
+    const { home } = await providerAndHome({ replies: [{ text: 'first' }, { text: 'done' }] });
+    // The first start of this build in the Home validates config.json with zod (its chunk) and
+    // remembers the result; the start after it, a user's every day, validates nothing.
+    expect((await runCrystal(['run', 'hi'], { home: home.path })).code).toBe(0);
     const probe = builtinsProbe();
     const result = await runCrystal(['run', '--format', 'json', 'hi'], { home: home.path, env: probe.env });
     expect(result.code, result.stderr).toBe(0);
@@ -213,7 +216,7 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
   }, 30_000);
 
   for (const cache of ['on', 'off'] as const) {
-    it(`CLI-2 MCP-3 (issue 22, code cache ${cache}${cache === 'off' ? ": Node's own require, as on Node 22" : ''}) crystal run with an MCP server reads the MCP SDK chunk (dist/mcp-sdk.cjs) once, no other, and the server's tool works`, async () => {
+    it(`CLI-2 MCP-3 (issue 22, code cache ${cache}${cache === 'off' ? ": Node's own require, as on Node 22" : ''}) crystal run with an MCP server reads the MCP SDK chunk (dist/mcp-sdk.cjs) once, no other but zod's for the new config.json, and the server's tool works`, async () => {
       const { fake, home } = await providerAndHome(
         {
           replies: [
@@ -236,8 +239,10 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
         properties: { message: { type: 'string' } },
       });
       expect(JSON.stringify(fake.requests[1]?.body)).toContain('Echo: from the chunk');
+      // zod's chunk validated the new config.json; the SDK has its own zod.
       expect(probe.bundles().filter((name) => name !== 'fast-path.cjs' && name !== 'launch.cjs')).toEqual([
         'crystal.cjs',
+        'zod.cjs',
         'mcp-sdk.cjs',
       ]);
     }, 30_000);
@@ -285,8 +290,10 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
       const listed = JSON.stringify(fake.requests[2]?.body);
       expect(listed).toContain('notes/a.md');
       expect(listed).not.toContain('ignored.md');
+      // zod's chunk validated the new config.json and the tools' arguments.
       expect(probe.bundles().filter((name) => name !== 'fast-path.cjs' && name !== 'launch.cjs')).toEqual([
         'crystal.cjs',
+        'zod.cjs',
         'tools-vendor.cjs',
       ]);
     }, 30_000);

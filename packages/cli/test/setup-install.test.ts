@@ -67,7 +67,8 @@ describe('install (SETUP-1)', () => {
     // Issue 22: the terminal session starts from its own bundle, and the third-party code `crystal
     // run` never runs is in chunks next to the main bundle.
     expect(files).toContain('dist/terminal.cjs');
-    for (const chunk of ['mcp-sdk.cjs', 'web-vendor.cjs', 'tools-vendor.cjs']) expect(files).toContain(`dist/${chunk}`);
+    for (const chunk of ['zod.cjs', 'mcp-sdk.cjs', 'web.cjs', 'tools-vendor.cjs', 'interactive.cjs', 'commands.cjs'])
+      expect(files).toContain(`dist/${chunk}`);
     expect(files).toContain('dist/app/index.html');
     expect(files.filter((f) => /(^|\/)(test|src)\/|\.test\.|\.map$|tsconfig/.test(f))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(repoRoot, 'packages/cli/package.json'), 'utf8'));

@@ -115,8 +115,8 @@ describe('issue 22: the terminal starts from its own small bundle', () => {
       // One welcome: the main bundle took the frame over instead of painting its own.
       expect(session.bufferLines().filter((l) => l.includes('Working in'))).toHaveLength(1);
       expect(userTexts(fake).filter((t) => t.length > 0)).toEqual([['typed before the load, and after']]);
-      // Each bundle was read once.
-      expect(probe.reads()).toEqual(['terminal.cjs', 'crystal.cjs']);
+      // Each bundle was read once, then the session's chunk, and zod's when the new config.json was validated.
+      expect(probe.reads()).toEqual(['terminal.cjs', 'crystal.cjs', 'interactive.cjs', 'zod.cjs']);
     });
   }
 
@@ -169,7 +169,7 @@ describe('issue 22: the terminal starts from its own small bundle', () => {
   });
 
   for (const cache of ['on', 'off'] as const) {
-    it(`TUI-2 MCP-3 (issue 22, code cache ${cache}) a terminal session with an MCP server reads the terminal bundle, the main bundle and then the SDK chunk (dist/mcp-sdk.cjs), each once, and the server's tool answers`, async () => {
+    it(`TUI-2 MCP-3 (issue 22, code cache ${cache}) a terminal session with an MCP server reads the terminal bundle, the main bundle, the session's chunk and then the SDK chunk (dist/mcp-sdk.cjs), each once, and the server's tool answers`, async () => {
       const everything = join(
         dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
         'dist',
@@ -198,7 +198,8 @@ describe('issue 22: the terminal starts from its own small bundle', () => {
       session.write('\r');
       await session.waitFor('The echo came back.');
       expect(JSON.stringify(fake.requests[1]?.body)).toContain('Echo: from the chunk');
-      expect(probe.reads()).toEqual(['terminal.cjs', 'crystal.cjs', 'mcp-sdk.cjs']);
+      // zod's chunk validated the new config.json; the SDK has its own zod.
+      expect(probe.reads()).toEqual(['terminal.cjs', 'crystal.cjs', 'interactive.cjs', 'zod.cjs', 'mcp-sdk.cjs']);
     });
   }
 
@@ -252,7 +253,8 @@ describe('issue 22: the terminal starts from its own small bundle', () => {
     try {
       await resumed.waitFor('Type a message');
       await resumed.waitFor('first');
-      expect(probe.reads()).toEqual(['terminal.cjs', 'crystal.cjs']);
+      // The configuration was remembered by the first start: no zod.
+      expect(probe.reads()).toEqual(['terminal.cjs', 'crystal.cjs', 'interactive.cjs']);
       expect(fake.requests).toHaveLength(1);
     } finally {
       resumed.kill();
