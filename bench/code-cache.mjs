@@ -10,7 +10,8 @@
  * fresh processes; medians of `new vm.Script`, which is where V8 deserialises. No goal: the ratio is the saving.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FakeProvider, fakeConfig, tempDir, tempHome } from '../packages/testkit/dist/index.js';
@@ -18,6 +19,8 @@ import { median, printFigure, runCount, scrubbedEnv } from './lib/harness.mjs';
 
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const bundle = root('packages/cli/dist/crystal.cjs');
+/** The main bundle's content hash, which names its cache files (scripts/bundle.mjs). */
+const bundleHash = createHash('sha256').update(readFileSync(bundle)).digest('hex').slice(0, 16);
 const round = (n, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
 /** One `crystal run hi`; rejects unless it succeeds. */
@@ -48,7 +51,8 @@ try {
       // Asynchronously: the fake provider answers from this process.
       await crystalRun({ ...scrubbedEnv(), CRYSTAL_HOME: homes[kind].path, CRYSTAL_COMPILE_CACHE: dir }, kind);
     }
-    const files = readdirSync(dir).filter((name) => name.endsWith('-run.v8'));
+    // The validating start also wrote the zod chunk's (dist/zod.cjs); the main bundle's is named for its hash.
+    const files = readdirSync(dir).filter((name) => name.startsWith(`${bundleHash}-`) && name.endsWith('-run.v8'));
     if (files.length !== 1) throw new Error(`expected one cache file for the main bundle in ${dir}, found ${files.join(', ')}`);
     caches[kind] = join(dir, files[0]);
   }
