@@ -52,15 +52,36 @@ async function main(argv: string[]): Promise<number> {
   return interactiveCommand(argv);
 }
 
+/**
+ * The file of the install that `error` found missing: a chunk next to the main bundle (read by
+ * the bin: ENOENT on its path; required by Node, as with CRYSTAL_COMPILE_CACHE=off or Node 22's
+ * compile cache: MODULE_NOT_FOUND for `./<name>.cjs`), which a command reads when it first needs it.
+ */
+async function missingInstallFile(error: unknown): Promise<string | undefined> {
+  const { code, path, message } = (error ?? {}) as { code?: unknown; path?: unknown; message?: unknown };
+  // Built-ins through core (an import() of one in the bundle would be a real dynamic import).
+  const { lazyBuiltin } = await import('@crystal/core');
+  const { dirname, join } = lazyBuiltin<typeof import('node:path')>('node:path')();
+  const { fileURLToPath } = lazyBuiltin<typeof import('node:url')>('node:url')();
+  const dist = dirname(fileURLToPath(import.meta.url));
+  if (code === 'ENOENT' && typeof path === 'string' && path.endsWith('.cjs') && dirname(path) === dist) return path;
+  const required =
+    code === 'MODULE_NOT_FOUND' && typeof message === 'string' && /^Cannot find module '\.\/([\w-]+\.cjs)'/.exec(message);
+  return required ? join(dist, required[1] as string) : undefined;
+}
+
 /** A UsageError (a bad flag, a malformed config, nothing to resume) is the operator's to fix: one line, exit 1. */
 async function report(error: unknown): Promise<void> {
   const { UsageError, isExpectedFsError, fsOperatorMessage } = await import('@crystal/engine/early');
+  const missing = await missingInstallFile(error);
   // REL-13: an expected file-system failure (ENOSPC, EROFS, ENOENT, EACCES, …) says what failed,
   // the path and what to do; only a defect shows a stack.
   const text =
-    error instanceof UsageError || isExpectedFsError(error)
-      ? fsOperatorMessage(error)
-      : `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+    missing !== undefined
+      ? `this installation is incomplete: ${missing} is missing (the command reads it when it first needs it). Install Crystal Code again (in a checkout: npm run build).`
+      : error instanceof UsageError || isExpectedFsError(error)
+        ? fsOperatorMessage(error)
+        : `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
   process.stderr.write(`crystal: ${text}\n`);
   process.exitCode = 1;
 }

@@ -5,7 +5,8 @@
  * node:child_process before any command, node:crypto to name a temp file. A preloaded probe
  * writes `process.moduleLoadList` (every built-in Node loaded) when the process exits.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import {
@@ -214,6 +215,31 @@ describe('CLI-2 crystal run loads only the built-ins its turn uses (issue 22 ite
     // The probe sees the bundles read: the main bundle was, once; the terminal bundle and the chunks never.
     expect(probe.bundles().filter((name) => name !== 'fast-path.cjs' && name !== 'launch.cjs')).toEqual(['crystal.cjs']);
   }, 30_000);
+
+  for (const cache of ['on', 'off'] as const) {
+    it(`CLI-1 (issue 22, code cache ${cache}) an install that lost a chunk (dist/zod.cjs, read when config.json is first validated) says so in one line that names the file and the fix, exit 1`, async () => {
+      const copy = tempDir('crystal-partial-install-');
+      cpSync(join(crystalBin, '..'), join(copy, 'bin'), { recursive: true });
+      cpSync(dist, join(copy, 'dist'), { recursive: true });
+      rmSync(join(copy, 'dist', 'zod.cjs'));
+      const { fake, home } = await providerAndHome({ replies: [{ text: 'never sent' }] });
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: home.path,
+        CRYSTAL_HOME: home.path,
+        CRYSTAL_COMPILE_CACHE: cache === 'off' ? 'off' : join(tempDir('crystal-cc-'), 'compile'),
+      };
+      const child = spawn(process.execPath, [join(copy, 'bin', 'crystal.js'), 'run', 'hi'], { cwd: tempDir('crystal-ws-'), env });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect(code).toBe(1);
+      expect(stderr).toBe(
+        `crystal: this installation is incomplete: ${join(copy, 'dist', 'zod.cjs')} is missing (the command reads it when it first needs it). Install Crystal Code again (in a checkout: npm run build).\n`,
+      );
+      expect(fake.requests).toHaveLength(0);
+    }, 30_000);
+  }
 
   for (const cache of ['on', 'off'] as const) {
     it(`CLI-2 MCP-3 (issue 22, code cache ${cache}${cache === 'off' ? ": Node's own require, as on Node 22" : ''}) crystal run with an MCP server reads the MCP SDK chunk (dist/mcp-sdk.cjs) once, no other but zod's for the new config.json, and the server's tool works`, async () => {
