@@ -187,6 +187,14 @@ const LINK = [
  * goes into the chunk, not kept alive in the main bundle through the index's names.
  */
 export function reexportsOnly(path) {
+  if (!reexporting.has(path)) reexporting.set(path, readsAsReexports(path));
+  return reexporting.get(path);
+}
+
+/** `reexportsOnly` per path: each build of the loop asks again for the same files. */
+const reexporting = new Map();
+
+function readsAsReexports(path) {
   if (!/\.[cm]?[jt]s$/.test(path)) return false;
   const text = readFileSync(path, 'utf8')
     .replace(/\/\*[\s\S]*?\*\//g, '')

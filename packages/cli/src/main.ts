@@ -58,15 +58,25 @@ async function main(argv: string[]): Promise<number> {
  * compile cache: MODULE_NOT_FOUND for `./<name>.cjs`), which a command reads when it first needs it.
  */
 async function missingInstallFile(error: unknown): Promise<string | undefined> {
-  const { code, path, message } = (error ?? {}) as { code?: unknown; path?: unknown; message?: unknown };
+  const { code, path, message, requireStack } = (error ?? {}) as {
+    code?: unknown;
+    path?: unknown;
+    message?: unknown;
+    requireStack?: unknown;
+  };
   // Built-ins through core (an import() of one in the bundle would be a real dynamic import).
   const { lazyBuiltin } = await import('@crystal/core');
   const { dirname, join } = lazyBuiltin<typeof import('node:path')>('node:path')();
   const { fileURLToPath } = lazyBuiltin<typeof import('node:url')>('node:url')();
   const dist = dirname(fileURLToPath(import.meta.url));
   if (code === 'ENOENT' && typeof path === 'string' && path.endsWith('.cjs') && dirname(path) === dist) return path;
+  // Only a require from a bundle of the install (a plugin's own missing file is not the install's).
+  const fromBundle = Array.isArray(requireStack) && typeof requireStack[0] === 'string' && dirname(requireStack[0]) === dist;
   const required =
-    code === 'MODULE_NOT_FOUND' && typeof message === 'string' && /^Cannot find module '\.\/([\w-]+\.cjs)'/.exec(message);
+    code === 'MODULE_NOT_FOUND' &&
+    fromBundle &&
+    typeof message === 'string' &&
+    /^Cannot find module '\.\/([\w-]+\.cjs)'/.exec(message);
   return required ? join(dist, required[1] as string) : undefined;
 }
 
