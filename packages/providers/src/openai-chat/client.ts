@@ -16,6 +16,7 @@ import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, refuseSpeed, WireClient } from '../wire-client.js';
 import { ChatChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
+import { pushText, type TextFrameTemplate, textFrameTemplate, textOfFrame } from './text-frames.js';
 
 export class OpenAiChatClient extends WireClient<SseEvent> {
   constructor(endpoint: Endpoint, settings: ModelSettings, options: ClientOptions = {}) {
@@ -43,9 +44,21 @@ export class OpenAiChatClient extends WireClient<SseEvent> {
     const provider = this.provider;
     const debug = this.options.debug;
     let done = false;
+    // The last frame that carried only text: a frame that differs from it only there is not parsed (text-frames.ts).
+    let template: TextFrameTemplate | undefined;
     return {
       push(event, out) {
-        if (event.data !== '[DONE]') return inner.push(parseChunk(provider, event.data), out);
+        const data = event.data;
+        if (template !== undefined) {
+          const text = textOfFrame(data, template);
+          if (text !== undefined) return pushText(template, text, out);
+        }
+        if (data !== '[DONE]') {
+          const chunk = parseChunk(provider, data);
+          inner.push(chunk, out);
+          template = textFrameTemplate(data, chunk) ?? template;
+          return;
+        }
         done = true;
         const note = inner.endOfStream();
         if (note) debug?.(`${provider}: ${note}`);
@@ -61,7 +74,7 @@ export class OpenAiChatClient extends WireClient<SseEvent> {
   }
 }
 
-function parseChunk(provider: string, data: string): unknown {
+function parseChunk(provider: string, data: string): Record<string, unknown> {
   const chunk = parseFrame(provider, data, 'stream chunk');
   // Some compatible servers report an error inside the stream.
   if (chunk.error) {

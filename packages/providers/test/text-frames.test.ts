@@ -1,0 +1,165 @@
+/**
+ * Issue 22: Chat Completions frames that differ from the last text-only frame only in their text
+ * are not parsed (src/openai-chat/text-frames.ts). What that must never change: the events. Every
+ * real Chat Completions and DeepSeek stream in `../shared/realstreams/`, and frames built to sit
+ * on each edge of the rule, decode to exactly what ChatChunkDecoder makes of a JSON.parse of
+ * every frame, the reference the realstreams test checks against the vendors' documentation.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ChatEvent } from '@crystal/core';
+import { ProviderError } from '@crystal/core';
+import { repoRoot } from '@crystal/testkit';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { OpenAiChatClient } from '../src/openai-chat/client.js';
+import { ChatChunkDecoder } from '../src/openai-chat/decode.js';
+import type { SseEvent } from '../src/sse.js';
+
+const FIXTURES = resolve(repoRoot, '../shared/realstreams/fixtures');
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function chatClient(protocol: 'openai' | 'deepseek' = 'openai'): OpenAiChatClient {
+  return new OpenAiChatClient({ name: 'acme', protocol, baseUri: 'http://127.0.0.1:9/v1', apiKey: 'sk-test' }, { id: 'm' });
+}
+
+/** The body's SSE events, split by the client's own frame source. */
+function framesOf(body: string | Uint8Array, client = chatClient()): SseEvent[] {
+  const source = client.frameSource();
+  const out: SseEvent[] = [];
+  source.feed(typeof body === 'string' ? Buffer.from(body) : body, out);
+  source.end(out);
+  return out;
+}
+
+interface Decoded {
+  readonly events: ChatEvent[];
+  readonly error?: string;
+}
+
+/** The client's decoder (with the shortcut) over the frames, closing events included. */
+function decoded(frames: readonly SseEvent[], client = chatClient()): Decoded {
+  const decoder = client.frameDecoder();
+  const events: ChatEvent[] = [];
+  try {
+    for (const frame of frames) decoder.push(frame, events);
+    events.push(...decoder.close());
+  } catch (error) {
+    return { events, error: error instanceof ProviderError ? error.kind : String(error) };
+  }
+  return { events };
+}
+
+/** The reference: every frame parsed with JSON.parse and handed to ChatChunkDecoder. */
+function reference(frames: readonly SseEvent[]): Decoded {
+  const inner = new ChatChunkDecoder();
+  const events: ChatEvent[] = [];
+  for (const frame of frames) {
+    if (frame.data === '[DONE]') {
+      inner.endOfStream();
+      continue;
+    }
+    let chunk: Record<string, unknown>;
+    try {
+      chunk = JSON.parse(frame.data) as Record<string, unknown>;
+    } catch {
+      return { events, error: 'incomplete_stream' };
+    }
+    if (chunk.error) return { events, error: 'server' };
+    inner.push(chunk, events);
+  }
+  events.push(...inner.close());
+  return { events };
+}
+
+/** A DeepSeek-shaped text frame. */
+const frame = (delta: string, tail = '"logprobs":null,"finish_reason":null}]}', id = 'a1') =>
+  `data: {"id":"${id}","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":${delta},${tail}\n\n`;
+
+describe('Chat Completions text frames without a parse each (issue 22)', () => {
+  const fixtures = readdirSync(FIXTURES).filter((name) => /^(chat|deepseek)-.*\.sse$/.test(name));
+
+  it('covers every Chat Completions and DeepSeek real stream', () => {
+    expect(fixtures.length).toBeGreaterThanOrEqual(14);
+  });
+
+  for (const fixture of fixtures) {
+    it(`${fixture}: the same events as a JSON.parse of every frame`, () => {
+      const frames = framesOf(readFileSync(join(FIXTURES, fixture)));
+      expect(frames.length).toBeGreaterThan(1);
+      expect(decoded(frames)).toEqual(reference(frames));
+    });
+  }
+
+  it('a real DeepSeek reasoning stream is decoded with few parses: its frames differ in their text only', () => {
+    const frames = framesOf(readFileSync(join(FIXTURES, 'deepseek-reasoning.sse')));
+    const texts = new Set(frames.map((f) => f.data));
+    const parse = vi.spyOn(JSON, 'parse');
+    const { events } = decoded(frames, chatClient('deepseek'));
+    expect(events.filter((e) => e.type === 'reasoning-delta').length).toBeGreaterThan(50);
+    expect(events.filter((e) => e.type === 'text-delta').length).toBeGreaterThan(10);
+    // Parsed: the role frame, each switch between reasoning and text, the finish and usage, and
+    // each frame whose text has an escape (this reasoning quotes a lot: "a", "b", "\n").
+    // 41 of its 221 frames.
+    const parsed = parse.mock.calls.filter(([text]) => texts.has(text as string)).length;
+    expect(parsed).toBeLessThan(frames.length / 4);
+  });
+
+  it('a frame around an escape, a quote, a control character, other ids or another field is parsed whole', () => {
+    const body = [
+      frame('{"role":"assistant","content":""}'),
+      frame('{"content":"plain"}'),
+      // Escapes JSON.parse decodes: a newline, a quote, a backslash, a code point.
+      frame('{"content":"a\\nb"}'),
+      frame('{"content":"say \\"hi\\""}'),
+      frame('{"content":"back\\\\slash"}'),
+      frame('{"content":"\\u00e9t\\u00e9"}'),
+      // Raw non-ASCII needs no unescaping.
+      frame('{"content":"été ✓"}'),
+      // The same bytes before and after, but two fields: the run between holds quotes.
+      frame('{"content":"x","refusal":"no"}'),
+      // Another id, then the template again.
+      frame('{"content":"other id"}', undefined, 'b2'),
+      frame('{"content":"same id"}'),
+      // Reasoning beside a null text, then text beside a null reasoning.
+      frame('{"content":null,"reasoning_content":"think"}'),
+      frame('{"content":null,"reasoning_content":" more"}'),
+      frame('{"content":"answer","reasoning_content":null}'),
+      frame('{"content":" done","reasoning_content":null}'),
+      // An empty text, a tool call, the finish, usage.
+      frame('{"content":""}'),
+      frame('{"tool_calls":[{"index":0,"id":"c1","function":{"name":"read","arguments":"{}"}}]}'),
+      frame('{"content":"after"}', '"logprobs":null,"finish_reason":"tool_calls"}]}'),
+      'data: {"id":"a1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":9}}\n\n',
+      'data: [DONE]\n\n',
+    ].join('');
+    const frames = framesOf(body);
+    const result = decoded(frames);
+    expect(result).toEqual(reference(frames));
+    const text = result.events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('|');
+    expect(text).toBe('plain|a\nb|say "hi"|back\\slash|été|été ✓|x|other id|same id|answer| done|after');
+    const reasoning = result.events.flatMap((e) => (e.type === 'reasoning-delta' ? [e.text] : [])).join('|');
+    expect(reasoning).toBe('think| more');
+    expect(result.events.at(-1)).toEqual({ type: 'finish', reason: 'tool_calls', raw: 'tool_calls' });
+  });
+
+  it('a raw control character in a text is still an invalid stream, after a template as before it', () => {
+    const frames = framesOf(`${frame('{"content":"ok"}')}${frame('{"content":"tab\there"}')}`);
+    expect(frames).toHaveLength(2);
+    const result = decoded(frames);
+    expect(result.error).toBe('incomplete_stream');
+    expect(result).toEqual(reference(frames));
+  });
+
+  it('a text that repeats in the frame makes no template (which of the two is the text is not known)', () => {
+    const twice = (text: string) =>
+      `data: {"id":"x","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":null}],"echo":{"content":"${text}"}}\n\n`;
+    const frames = framesOf(`${twice('a')}${twice('b')}`);
+    const parse = vi.spyOn(JSON, 'parse');
+    const result = decoded(frames);
+    expect(parse).toHaveBeenCalledTimes(2);
+    expect(result).toEqual(reference(frames));
+  });
+});
