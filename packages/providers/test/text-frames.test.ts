@@ -1,6 +1,6 @@
 /**
  * Issue 22: Chat Completions frames that differ from the last text-only frame only in their text
- * are not parsed (src/openai-chat/text-frames.ts). What that must never change: the events. Every
+ * are not parsed (src/text-frames.ts). What that must never change: the events. Every
  * real Chat Completions and DeepSeek stream in `../shared/realstreams/`, and frames built to sit
  * on each edge of the rule, decode to exactly what ChatChunkDecoder makes of a JSON.parse of
  * every frame, the reference the realstreams test checks against the vendors' documentation.
@@ -11,6 +11,8 @@ import type { ChatEvent } from '@crystal/core';
 import { ProviderError } from '@crystal/core';
 import { repoRoot } from '@crystal/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AnthropicClient } from '../src/anthropic/client.js';
+import { MessagesStreamDecoder, type StreamEvent } from '../src/anthropic/decode.js';
 import { OpenAiChatClient } from '../src/openai-chat/client.js';
 import { ChatChunkDecoder } from '../src/openai-chat/decode.js';
 import type { SseEvent } from '../src/sse.js';
@@ -26,7 +28,7 @@ function chatClient(protocol: 'openai' | 'deepseek' = 'openai'): OpenAiChatClien
 }
 
 /** The body's SSE events, split by the client's own frame source. */
-function framesOf(body: string | Uint8Array, client = chatClient()): SseEvent[] {
+function framesOf(body: string | Uint8Array, client: OpenAiChatClient | AnthropicClient = chatClient()): SseEvent[] {
   const source = client.frameSource();
   const out: SseEvent[] = [];
   source.feed(typeof body === 'string' ? Buffer.from(body) : body, out);
@@ -39,12 +41,23 @@ interface Decoded {
   readonly error?: string;
 }
 
+function messagesClient(): AnthropicClient {
+  return new AnthropicClient(
+    { name: 'acme', protocol: 'anthropic', baseUri: 'http://127.0.0.1:9/v1', apiKey: 'sk-test' },
+    { id: 'm' },
+  );
+}
+
 /** The client's decoder (with the shortcut) over the frames, closing events included. */
-function decoded(frames: readonly SseEvent[], client = chatClient()): Decoded {
+function decoded(frames: readonly SseEvent[], client: OpenAiChatClient | AnthropicClient = chatClient()): Decoded {
   const decoder = client.frameDecoder();
   const events: ChatEvent[] = [];
   try {
-    for (const frame of frames) decoder.push(frame, events);
+    // As the wire client does: nothing after the stream's own end (`[DONE]`, `message_stop`).
+    for (const frame of frames) {
+      if (decoder.done) break;
+      decoder.push(frame, events);
+    }
     events.push(...decoder.close());
   } catch (error) {
     return { events, error: error instanceof ProviderError ? error.kind : String(error) };
@@ -59,7 +72,7 @@ function reference(frames: readonly SseEvent[]): Decoded {
   for (const frame of frames) {
     if (frame.data === '[DONE]') {
       inner.endOfStream();
-      continue;
+      break;
     }
     let chunk: Record<string, unknown>;
     try {
@@ -71,6 +84,22 @@ function reference(frames: readonly SseEvent[]): Decoded {
     inner.push(chunk, events);
   }
   events.push(...inner.close());
+  return { events };
+}
+
+/** The reference for Anthropic Messages: every frame parsed and handed to MessagesStreamDecoder. */
+function messagesReference(frames: readonly SseEvent[]): Decoded {
+  const inner = new MessagesStreamDecoder('acme');
+  const events: ChatEvent[] = [];
+  try {
+    for (const frame of frames) {
+      if (inner.stopped) break;
+      inner.push(JSON.parse(frame.data) as StreamEvent, frame.event, events);
+    }
+    events.push(...inner.close());
+  } catch (error) {
+    return { events, error: error instanceof ProviderError ? error.kind : String(error) };
+  }
   return { events };
 }
 
@@ -92,6 +121,50 @@ describe('Chat Completions text frames without a parse each (issue 22)', () => {
       expect(decoded(frames)).toEqual(reference(frames));
     });
   }
+
+  const messages = readdirSync(FIXTURES).filter((name) => /^anthropic-.*\.sse$/.test(name));
+  for (const fixture of messages) {
+    it(`${fixture}: the same events as a JSON.parse of every frame (Anthropic Messages)`, () => {
+      const client = messagesClient();
+      const frames = framesOf(readFileSync(join(FIXTURES, fixture)), client);
+      expect(frames.length).toBeGreaterThan(1);
+      expect(decoded(frames, client)).toEqual(messagesReference(frames));
+    });
+  }
+
+  it('Anthropic text and thinking deltas after the first of each are not parsed; an escape, a signature or another block is', () => {
+    const delta = (index: number, body: string) =>
+      `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":${body}}\n\n`;
+    const body = [
+      'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}\n\n',
+      'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}\n\n',
+      delta(0, '{"type":"thinking_delta","thinking":"hmm"}'),
+      delta(0, '{"type":"thinking_delta","thinking":" more"}'),
+      delta(0, '{"type":"signature_delta","signature":"sig"}'),
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+      'event: content_block_start\ndata: {"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}\n\n',
+      delta(1, '{"type":"text_delta","text":"Hello"}'),
+      delta(1, '{"type":"text_delta","text":" wor"}'),
+      delta(1, '{"type":"text_delta","text":"ld \\"q\\"\\n"}'),
+      delta(1, '{"type":"text_delta","text":"!"}'),
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":1}\n\n',
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}\n\n',
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ].join('');
+    const client = messagesClient();
+    const frames = framesOf(body, client);
+    const texts = new Set(frames.map((f) => f.data));
+    const parse = vi.spyOn(JSON, 'parse');
+    const result = decoded(frames, client);
+    const parsed = parse.mock.calls.filter(([text]) => texts.has(text as string)).length;
+    parse.mockRestore();
+    expect(result).toEqual(messagesReference(frames));
+    expect(result.events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('|')).toBe('Hello| wor|ld "q"\n|!');
+    expect(result.events.flatMap((e) => (e.type === 'reasoning-delta' ? [e.text] : [])).join('|')).toBe('hmm| more');
+    expect(result.events).toContainEqual({ type: 'reasoning-state', format: expect.any(String), data: 'sig' });
+    // Not parsed: the second thinking delta, " wor" and "!" (the escaped text is parsed, and keeps the template).
+    expect(parsed).toBe(frames.length - 3);
+  });
 
   it('a real DeepSeek reasoning stream is decoded with few parses: its frames differ in their text only', () => {
     const frames = framesOf(readFileSync(join(FIXTURES, 'deepseek-reasoning.sse')));

@@ -14,6 +14,7 @@ import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AG
 import { classifyHttpError, errorFields, type HttpErrorInput, withKind } from '../http-error.js';
 import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, refuseSpeed, WireClient } from '../wire-client.js';
+import { messagesTextTemplate, pushText, type TextFrameTemplate, textOfFrame } from '../text-frames.js';
 import { MessagesStreamDecoder, type StreamEvent } from './decode.js';
 import { encodeRequest } from './encode.js';
 
@@ -64,8 +65,19 @@ export class AnthropicClient extends WireClient<SseEvent> {
   protected decoder(): FrameDecoder<SseEvent> {
     const inner = new MessagesStreamDecoder(this.provider);
     const provider = this.provider;
+    // The last frame that carried only text: a frame that differs from it only there is not parsed (../text-frames.ts).
+    let template: TextFrameTemplate | undefined;
     return {
-      push: (event, out) => inner.push(parseFrame(provider, event.data) as StreamEvent, event.event, out),
+      push: (event, out) => {
+        const data = event.data;
+        if (template !== undefined) {
+          const text = textOfFrame(data, template);
+          if (text !== undefined) return pushText(template, text, out);
+        }
+        const frame = parseFrame(provider, data);
+        inner.push(frame as StreamEvent, event.event, out);
+        template = messagesTextTemplate(data, frame) ?? template;
+      },
       get done() {
         return inner.stopped;
       },

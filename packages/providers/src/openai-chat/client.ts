@@ -16,7 +16,7 @@ import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, refuseSpeed, WireClient } from '../wire-client.js';
 import { ChatChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
-import { pushText, type TextFrameTemplate, textFrameTemplate, textOfFrame } from './text-frames.js';
+import { pushText, type TextFrameTemplate, textFrameTemplate, textOfFrame } from '../text-frames.js';
 
 export class OpenAiChatClient extends WireClient<SseEvent> {
   constructor(endpoint: Endpoint, settings: ModelSettings, options: ClientOptions = {}) {
@@ -44,7 +44,7 @@ export class OpenAiChatClient extends WireClient<SseEvent> {
     const provider = this.provider;
     const debug = this.options.debug;
     let done = false;
-    // The last frame that carried only text: a frame that differs from it only there is not parsed (text-frames.ts).
+    // The last frame that carried only text: a frame that differs from it only there is not parsed (../text-frames.ts).
     let template: TextFrameTemplate | undefined;
     return {
       push(event, out) {

@@ -2,7 +2,8 @@
  * Text frames without a JSON.parse each (issue 22: `crystal run` against the node:http floor).
  *
  * Most frames of a Chat Completions stream differ from the one before only in the text they
- * carry: `{"id":…,"choices":[{"index":0,"delta":{"content":"<text>"},"finish_reason":null}]}`.
+ * carry: `{"id":…,"choices":[{"index":0,"delta":{"content":"<text>"},"finish_reason":null}]}`;
+ * so do an Anthropic stream's `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"<text>"}}`.
  * Parsing each costs about 1.5 us and ten objects for the garbage collector; on a 2,000-token
  * reply, which arrives in a few large reads, that is the client's own CPU between the last byte
  * and the reply's save. So the last frame that carried only text (`textFrameTemplate`) becomes a
@@ -52,16 +53,43 @@ export function textFrameTemplate(data: string, chunk: Record<string, unknown>):
     field = key;
   }
   if (field === undefined) return undefined;
-  const literal = JSON.stringify((delta as Record<string, string>)[field]);
+  return templateAround(
+    data,
+    field,
+    (delta as Record<string, string>)[field] as string,
+    TEXT_FIELDS[field] as TextFrameTemplate['type'],
+  );
+}
+
+/**
+ * The template of an Anthropic Messages frame that only streams text or thinking: a
+ * `content_block_delta` whose delta is a non-empty `text_delta` or `thinking_delta`
+ * (MessagesStreamDecoder emits its text and changes no state for it). Undefined for any other.
+ */
+export function messagesTextTemplate(data: string, event: Record<string, unknown>): TextFrameTemplate | undefined {
+  if (event.type !== 'content_block_delta') return undefined;
+  const delta = event.delta as Record<string, unknown> | null | undefined;
+  if (delta === null || typeof delta !== 'object' || Array.isArray(delta)) return undefined;
+  const field = delta.type === 'text_delta' ? 'text' : delta.type === 'thinking_delta' ? 'thinking' : undefined;
+  if (field === undefined) return undefined;
+  const text = delta[field];
+  if (typeof text !== 'string' || text === '') return undefined;
+  return templateAround(data, field, text, field === 'text' ? 'text-delta' : 'reasoning-delta');
+}
+
+/** The template around `"field":"text"`, when the frame writes it as JSON.stringify does, once. */
+function templateAround(
+  data: string,
+  field: string,
+  text: string,
+  type: TextFrameTemplate['type'],
+): TextFrameTemplate | undefined {
+  const literal = JSON.stringify(text);
   const pair = `"${field}":${literal}`;
   const at = data.indexOf(pair);
   if (at < 0 || data.indexOf(pair, at + 1) >= 0) return undefined;
   const open = at + field.length + 3;
-  return {
-    head: copyOf(data.slice(0, open + 1)),
-    tail: copyOf(data.slice(open + literal.length - 1)),
-    type: TEXT_FIELDS[field] as TextFrameTemplate['type'],
-  };
+  return { head: copyOf(data.slice(0, open + 1)), tail: copyOf(data.slice(open + literal.length - 1)), type };
 }
 
 /**
