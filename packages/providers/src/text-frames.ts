@@ -23,6 +23,31 @@ const TEXT_FIELDS: Readonly<Record<string, 'text-delta' | 'reasoning-delta'>> = 
   reasoning: 'reasoning-delta',
 };
 
+/**
+ * One stream's shortcut: `take` hands on the events of a frame the last text-only frame's
+ * template reads, else returns false and the frame is parsed; `learn` makes a parsed frame the
+ * template when `templateOf` finds it carried only text.
+ */
+export class TextFrames {
+  private template: TextFrameTemplate | undefined;
+
+  constructor(private readonly templateOf: (data: string, frame: Record<string, unknown>) => TextFrameTemplate | undefined) {}
+
+  take(data: string, out: ChatEvent[]): boolean {
+    const template = this.template;
+    if (template === undefined) return false;
+    const text = textOfFrame(data, template);
+    if (text === undefined) return false;
+    // The decoder's events for it: the delta, when not empty.
+    if (text !== '') out.push({ type: template.type, text });
+    return true;
+  }
+
+  learn(data: string, frame: Record<string, unknown>): void {
+    this.template = this.templateOf(data, frame) ?? this.template;
+  }
+}
+
 export interface TextFrameTemplate {
   /** The frame's text up to and with the opening quote of its text. */
   readonly head: string;
@@ -104,7 +129,7 @@ function copyOf(text: string): string {
  * The text of a frame that is `template` around a run that needs no unescaping; undefined when
  * it is not, and the frame is then parsed whole.
  */
-export function textOfFrame(data: string, template: TextFrameTemplate): string | undefined {
+function textOfFrame(data: string, template: TextFrameTemplate): string | undefined {
   const { head, tail } = template;
   const end = data.length - tail.length;
   // Compared as slices: V8's startsWith/endsWith took about 0.8 us a frame on the SSE parser's
@@ -116,9 +141,4 @@ export function textOfFrame(data: string, template: TextFrameTemplate): string |
     if (code === 0x22 || code === 0x5c || code < 0x20) return undefined;
   }
   return data.slice(head.length, end);
-}
-
-/** The decoder's events for a frame `textOfFrame` read (ChatChunkDecoder.push): the delta, when not empty. */
-export function pushText(template: TextFrameTemplate, text: string, out: ChatEvent[]): void {
-  if (text !== '') out.push({ type: template.type, text });
 }

@@ -184,6 +184,8 @@ describe('Chat Completions text frames without a parse each (issue 22)', () => {
     const body = [
       frame('{"role":"assistant","content":""}'),
       frame('{"content":"plain"}'),
+      // An empty text through the template: no event, as ChatChunkDecoder makes none.
+      frame('{"content":""}'),
       // Escapes JSON.parse decodes: a newline, a quote, a backslash, a code point.
       frame('{"content":"a\\nb"}'),
       frame('{"content":"say \\"hi\\""}'),

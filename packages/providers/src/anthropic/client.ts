@@ -14,7 +14,7 @@ import { type ClientOptions, type Endpoint, joinUri, type ModelSettings, USER_AG
 import { classifyHttpError, errorFields, type HttpErrorInput, withKind } from '../http-error.js';
 import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, refuseSpeed, WireClient } from '../wire-client.js';
-import { messagesTextTemplate, pushText, type TextFrameTemplate, textOfFrame } from '../text-frames.js';
+import { messagesTextTemplate, TextFrames } from '../text-frames.js';
 import { MessagesStreamDecoder, type StreamEvent } from './decode.js';
 import { encodeRequest } from './encode.js';
 
@@ -65,18 +65,14 @@ export class AnthropicClient extends WireClient<SseEvent> {
   protected decoder(): FrameDecoder<SseEvent> {
     const inner = new MessagesStreamDecoder(this.provider);
     const provider = this.provider;
-    // The last frame that carried only text: a frame that differs from it only there is not parsed (../text-frames.ts).
-    let template: TextFrameTemplate | undefined;
+    // A frame that differs from the last text-only frame only in its text is not parsed (../text-frames.ts).
+    const texts = new TextFrames(messagesTextTemplate);
     return {
       push: (event, out) => {
-        const data = event.data;
-        if (template !== undefined) {
-          const text = textOfFrame(data, template);
-          if (text !== undefined) return pushText(template, text, out);
-        }
-        const frame = parseFrame(provider, data);
+        if (texts.take(event.data, out)) return;
+        const frame = parseFrame(provider, event.data);
         inner.push(frame as StreamEvent, event.event, out);
-        template = messagesTextTemplate(data, frame) ?? template;
+        texts.learn(event.data, frame);
       },
       get done() {
         return inner.stopped;

@@ -16,7 +16,7 @@ import { type FrameSource, type SseEvent, sseFrames } from '../sse.js';
 import { type FrameDecoder, parseFrame, refuseSpeed, WireClient } from '../wire-client.js';
 import { ChatChunkDecoder } from './decode.js';
 import { encodeRequest } from './encode.js';
-import { pushText, type TextFrameTemplate, textFrameTemplate, textOfFrame } from '../text-frames.js';
+import { TextFrames, textFrameTemplate } from '../text-frames.js';
 
 export class OpenAiChatClient extends WireClient<SseEvent> {
   constructor(endpoint: Endpoint, settings: ModelSettings, options: ClientOptions = {}) {
@@ -44,19 +44,16 @@ export class OpenAiChatClient extends WireClient<SseEvent> {
     const provider = this.provider;
     const debug = this.options.debug;
     let done = false;
-    // The last frame that carried only text: a frame that differs from it only there is not parsed (../text-frames.ts).
-    let template: TextFrameTemplate | undefined;
+    // A frame that differs from the last text-only frame only in its text is not parsed (../text-frames.ts).
+    const texts = new TextFrames(textFrameTemplate);
     return {
       push(event, out) {
         const data = event.data;
-        if (template !== undefined) {
-          const text = textOfFrame(data, template);
-          if (text !== undefined) return pushText(template, text, out);
-        }
+        if (texts.take(data, out)) return;
         if (data !== '[DONE]') {
           const chunk = parseChunk(provider, data);
           inner.push(chunk, out);
-          template = textFrameTemplate(data, chunk) ?? template;
+          texts.learn(data, chunk);
           return;
         }
         done = true;
