@@ -128,6 +128,43 @@ export function median(values) {
 
 export const round = (n, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
+/**
+ * A 95% interval of the subject/baseline ratio of medians, by a paired bootstrap over interleaved runs: run i of both
+ * sides is drawn together, so a drift of the machine's speed between runs (which moves both sides of one pair) does
+ * not widen it, while the noise within a pair does. The generator is seeded: the same samples give the same interval.
+ * A ratio read once near its goal (1.16 against 1.2, say) is only under it when the interval's upper end is.
+ */
+export function ratioInterval(subjectMs, baselineMs, { resamples = 2000, seed = 1 } = {}) {
+  const n = subjectMs.length;
+  if (n === 0 || n !== baselineMs.length) throw new Error(`ratioInterval needs paired runs (${n} and ${baselineMs.length})`);
+  const random = mulberry32(seed);
+  const ratios = new Float64Array(resamples);
+  const subject = new Float64Array(n);
+  const baseline = new Float64Array(n);
+  for (let b = 0; b < resamples; b++) {
+    for (let i = 0; i < n; i++) {
+      const pick = Math.floor(random() * n);
+      subject[i] = subjectMs[pick];
+      baseline[i] = baselineMs[pick];
+    }
+    ratios[b] = median(subject) / median(baseline);
+  }
+  ratios.sort();
+  return [ratios[Math.floor(0.025 * (resamples - 1))], ratios[Math.ceil(0.975 * (resamples - 1))]];
+}
+
+/** A small seeded generator (mulberry32): uniform in [0, 1). */
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** Prints one JSON line. */
 export function printFigure(figure) {
   process.stdout.write(`${JSON.stringify(figure)}\n`);
@@ -152,6 +189,14 @@ export function timeFigure(name, result, goal) {
     result.subject.faultsMedian !== undefined && result.baseline.faultsMedian !== undefined
       ? { subject_faults: result.subject.faultsMedian, baseline_faults: result.baseline.faultsMedian }
       : {};
+  // The ratio's 95% interval (ratioInterval) and whether all of it meets the goal: `met` judges the median alone.
+  const interval =
+    result.samples && result.samples.subject.length === result.samples.baseline.length
+      ? ratioInterval(
+          result.samples.subject.map((s) => s.ms),
+          result.samples.baseline.map((s) => s.ms),
+        )
+      : undefined;
   return {
     figure: name,
     subject_ms: round(result.subject.median),
@@ -159,6 +204,7 @@ export function timeFigure(name, result, goal) {
     ratio: round(ratio, 3),
     goal,
     met: ratio <= goal,
+    ...(interval ? { ratio_ci95: interval.map((r) => round(r, 3)), met_ci95: interval[1] <= goal } : {}),
     runs: result.runs,
     subject_min_ms: round(result.subject.min),
     subject_max_ms: round(result.subject.max),
