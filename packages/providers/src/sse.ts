@@ -74,7 +74,16 @@ export function sseFrames(provider = 'provider', maxFrameBytes: number = MAX_FRA
     feed(chunk, into) {
       out = into;
       progressed = false;
-      parser.feed(text.text(chunk));
+      const read = text.text(chunk);
+      // A read that ends inside a line leaves the parser holding that partial line, which it joins with the whole of
+      // the next read before it splits lines: a copy of every read (50 KB each on a fast stream). Fed up to its first
+      // line break on its own, the next read only finishes that line, and the rest is parsed where it lies.
+      const lf = read.indexOf('\n');
+      if (lf === -1 || lf === read.length - 1) parser.feed(read);
+      else {
+        parser.feed(read.slice(0, lf + 1));
+        parser.feed(read.slice(lf + 1));
+      }
       open = progressed ? 0 : open + chunk.length;
       if (open > maxFrameBytes) throw frameTooLarge(provider, maxFrameBytes);
     },

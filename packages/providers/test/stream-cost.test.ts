@@ -212,4 +212,42 @@ describe('issue 22: frames split without TextDecoder', () => {
     frames.end(out);
     expect(out.map((e) => e.data)).toEqual(['{"t":"é€"}']);
   });
+
+  it('issue 22 a body cut at any byte gives the same events as the body whole (LF, CRLF and CR lines, events, comments)', () => {
+    const body = Buffer.from(
+      'event: a\ndata: {"n":1}\n\n: keep-alive\r\ndata: two\r\ndata: lines\r\n\r\ndata: cr\r\rdata: {"t":"é"}\n\n',
+      'utf8',
+    );
+    const eventsOf = (...reads: Buffer[]): Array<{ event?: string; data: string }> => {
+      const frames = sseFrames('acme');
+      const out: Array<{ event?: string; data: string }> = [];
+      for (const read of reads) frames.feed(read, out);
+      frames.end(out);
+      return out.map(({ event, data }) => ({ event, data }));
+    };
+    const whole = eventsOf(body);
+    expect(whole.map((e) => e.data)).toEqual(['{"n":1}', 'two\nlines', 'cr', '{"t":"é"}']);
+    for (let cut = 1; cut < body.length; cut++) {
+      expect(eventsOf(body.subarray(0, cut), body.subarray(cut))).toEqual(whole);
+      for (let second = cut + 1; second < body.length; second += 7) {
+        expect(eventsOf(body.subarray(0, cut), body.subarray(cut, second), body.subarray(second))).toEqual(whole);
+      }
+    }
+  });
+
+  it('issue 22 a read that ends inside a line is not copied whole to finish it: only that line is joined', () => {
+    const line = (i: number) => `data: {"choices":[{"delta":{"content":"token ${i}"}}]}\n\n`;
+    const text = Array.from({ length: 400 }, (_, i) => line(i)).join('');
+    const cut = text.length / 2 + 7;
+    const frames = sseFrames('acme');
+    const out: Array<{ data: string }> = [];
+    const join = vi.spyOn(Array.prototype, 'join');
+    frames.feed(Buffer.from(text.slice(0, cut)), out);
+    frames.feed(Buffer.from(text.slice(cut)), out);
+    const longest = Math.max(0, ...join.mock.results.map((r) => (typeof r.value === 'string' ? r.value.length : 0)));
+    join.mockRestore();
+    expect(out).toHaveLength(400);
+    // The parser joins what it held back with what follows it: one line here, not the 10 KB after the cut.
+    expect(longest).toBeLessThanOrEqual(line(399).length);
+  });
 });
