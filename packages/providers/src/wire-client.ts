@@ -204,8 +204,10 @@ class WireStream<F> implements AsyncIterableIterator<ChatEvent> {
       decoded.length = 0;
       let failed = false;
       try {
-        for (const frame of frames) {
-          decoder.push(frame, decoded);
+        // Indexed, as in mergeDeltas: a for-of over an array allocates an iterator result per frame until V8 optimises
+        // the loop, about 80 KB of young objects on a 2,000-frame reply (issue 22).
+        for (let i = 0; i < frames.length; i++) {
+          decoder.push(frames[i] as F, decoded);
           if (decoder.done) break;
         }
       } catch (error) {
@@ -263,7 +265,8 @@ function mergeDeltas(events: readonly ChatEvent[]): ChatEvent[] {
     first = undefined;
     joined = false;
   };
-  for (const event of events) {
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as ChatEvent;
     if (event.type === 'text-delta' || event.type === 'reasoning-delta') {
       if (first !== undefined && first.type === event.type) {
         text += event.text;
