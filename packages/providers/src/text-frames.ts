@@ -30,6 +30,8 @@ const TEXT_FIELDS: Readonly<Record<string, 'text-delta' | 'reasoning-delta'>> = 
  */
 export class TextFrames {
   private template: TextFrameTemplate | undefined;
+  /** The delta `take` pushed last: while it is still the last event of `out`, the next text of its kind extends it. */
+  private last: { type: TextFrameTemplate['type']; text: string } | undefined;
 
   constructor(private readonly templateOf: (data: string, frame: Record<string, unknown>) => TextFrameTemplate | undefined) {}
 
@@ -38,8 +40,19 @@ export class TextFrames {
     if (template === undefined) return false;
     const text = textOfFrame(data, template);
     if (text === undefined) return false;
-    // The decoder's events for it: the delta, when not empty.
-    if (text !== '') out.push({ type: template.type, text });
+    // The decoder's events for it: the delta, when not empty. Neighbouring deltas of one kind reach the consumer
+    // joined (wire-client.ts mergeDeltas), so a frame that follows one of these extends its event instead of making
+    // its own: a 2,000-token reply's frames make one event per network read, not 2,000 objects (issue 22). Only an
+    // event made here, and still the last of `out`, is extended; the wire client empties `out` for every read, so
+    // an event the consumer already holds never changes.
+    if (text === '') return true;
+    const last = this.last;
+    if (last !== undefined && last.type === template.type && out[out.length - 1] === last) last.text += text;
+    else {
+      const event = { type: template.type, text };
+      this.last = event;
+      out.push(event);
+    }
     return true;
   }
 
