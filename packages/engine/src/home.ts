@@ -8,13 +8,31 @@ export function resolveHome(flag?: string, env: NodeJS.ProcessEnv = process.env)
   return join(homedir(), '.crystal');
 }
 
-export const homePaths = (home: string) => ({
-  config: join(home, 'config.json'),
-  credentials: join(home, 'credentials.json'),
-  permissions: join(home, 'permissions.json'),
-  sessions: join(home, 'sessions'),
-  media: join(home, 'media'),
-  logs: join(home, 'logs'),
+export interface HomePaths {
+  readonly config: string;
+  readonly credentials: string;
+  readonly permissions: string;
+  readonly sessions: string;
+  readonly media: string;
+  readonly logs: string;
   /** What is kept between starts to start faster (config/memo.ts); never the only copy of anything. */
-  cache: join(home, 'cache'),
-});
+  readonly cache: string;
+}
+
+/** The last Home's paths: a start asks for them dozens of times (every save, lock and memo), seven joins each (issue 22). */
+let last: { readonly home: string; readonly paths: HomePaths } | undefined;
+
+export function homePaths(home: string): HomePaths {
+  if (last?.home === home) return last.paths;
+  const paths: HomePaths = Object.freeze({
+    config: join(home, 'config.json'),
+    credentials: join(home, 'credentials.json'),
+    permissions: join(home, 'permissions.json'),
+    sessions: join(home, 'sessions'),
+    media: join(home, 'media'),
+    logs: join(home, 'logs'),
+    cache: join(home, 'cache'),
+  });
+  last = { home, paths };
+  return paths;
+}

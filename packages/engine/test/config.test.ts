@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, resolveApiKey, resolveHome, selectModel, STARTER_PROVIDERS } from '../src/index.js';
+import { ConfigError, homePaths, loadConfig, resolveApiKey, resolveHome, selectModel, STARTER_PROVIDERS } from '../src/index.js';
 
 function home(config?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'crystal-cfg-'));
@@ -23,6 +23,24 @@ function configError(text: string): ConfigError {
 }
 
 describe('configuration', () => {
+  it("CONF-1 issue 22 Home's layout is computed once per Home, read-only; another Home gets its own", () => {
+    const a = homePaths('/tmp/home-a');
+    expect(a).toEqual({
+      config: '/tmp/home-a/config.json',
+      credentials: '/tmp/home-a/credentials.json',
+      permissions: '/tmp/home-a/permissions.json',
+      sessions: '/tmp/home-a/sessions',
+      media: '/tmp/home-a/media',
+      logs: '/tmp/home-a/logs',
+      cache: '/tmp/home-a/cache',
+    });
+    expect(homePaths('/tmp/home-a')).toBe(a);
+    expect(Object.isFrozen(a)).toBe(true);
+    const b = homePaths('/tmp/home-b');
+    expect(b.sessions).toBe('/tmp/home-b/sessions');
+    expect(homePaths('/tmp/home-a')).toEqual(a);
+  });
+
   it('CONF-1 Home is CRYSTAL_HOME when set, else ~/.crystal, and --home wins', () => {
     expect(resolveHome(undefined, { CRYSTAL_HOME: '/tmp/ch' })).toBe('/tmp/ch');
     expect(resolveHome('/tmp/flag', { CRYSTAL_HOME: '/tmp/ch' })).toBe('/tmp/flag');
