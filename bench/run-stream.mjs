@@ -2,6 +2,7 @@
  * Figures: `crystal run --format json hi` streaming a 2,000-token reply from the fake provider, against a plain-fetch
  * floor and a node:http floor making the same request (goal: ratio ≤ 1.2 each), in a scrubbed environment, plus the
  * fetch ratio with the caller's environment inherited beside it, and the node:http ratio with the code cache off (a first start); and the crystal run's peak RSS (goal: under 110 MB).
+ * Beside them, informational: the fresh pages and the JavaScript heap bytes each side allocates (lib/alloc-probe.cjs).
  * Beside them, where the gap to the node:http floor is: the same pair answering a 1-token reply (start-up and exit
  * alone), against the 2,000-token gap (what is left is the stream's share).
  */
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeProvider, stopFakeProvider } from './lib/fake-provider.mjs';
 import {
+  allocations,
+  allocFigure,
   compare,
   inheritedNote,
   pageFaultMicros,
@@ -104,6 +107,14 @@ try {
   // What the fresh pages crystal touches beyond the floor's (its bundle's text, the objects its code cache becomes,
   // the engine's modules) cost at this machine's price of a page: on a VM with slow faults, much of the gap above.
   printFigure(pageFigure('run-stream: fresh pages touched, crystal run vs node:http floor', http, pageFaultMicros()));
+  // What the run allocates on the JavaScript heap, start to exit (collected objects included): on this VM much of the
+  // gap above, and a figure that five runs measure to a few percent whatever the machine's load.
+  printFigure(
+    allocFigure(
+      'run-stream: JavaScript heap bytes allocated, crystal run vs node:http floor',
+      allocations({ subject, baseline: floor('http-floor.mjs', 'node:http') }),
+    ),
+  );
   // Where the gap is: the same pair answering one token. The same compile cache (the same kind of start).
   const short = await compare({
     subject: {

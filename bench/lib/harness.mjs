@@ -273,3 +273,50 @@ export function rssFigure(name, side, goalMb, runs) {
   const mb = side.peakRssKiB / 1024;
   return { figure: name, peak_rss_mb: round(mb), goal_mb: goalMb, met: mb < goalMb, runs };
 }
+
+const allocProbe = new URL('./alloc-probe.cjs', import.meta.url).pathname;
+
+/**
+ * The JavaScript heap bytes each side allocates in one run, from start to exit (lib/alloc-probe.cjs: V8's sampling
+ * heap profiler, collected objects included), `runs` runs each, interleaved; the median of each side in KB. The runs
+ * are not timed, and the figure moves little with the machine's load, so a change of a few hundred KB shows in five
+ * runs where a millisecond of wall time needs a hundred pairs.
+ */
+export function allocations({ subject, baseline, runs = 5, scrubbed = true }) {
+  const dir = mkdtempSync(join(tmpdir(), 'crystal-bench-alloc-'));
+  const kb = { subject: [], baseline: [] };
+  try {
+    for (let i = 0; i < runs; i++) {
+      for (const [side, cmd] of [
+        ['subject', subject],
+        ['baseline', baseline],
+      ]) {
+        const file = join(dir, `${side}.alloc`);
+        rmSync(file, { force: true });
+        const base = scrubbed ? scrubbedEnv() : process.env;
+        const env = { ...base, ...cmd.env, NODE_OPTIONS: `--require "${allocProbe}"`, BENCH_ALLOC_FILE: file };
+        const run = spawnSync(cmd.argv[0], cmd.argv.slice(1), { env, ...(cmd.cwd ? { cwd: cmd.cwd } : {}), encoding: 'utf8' });
+        if (run.status !== 0) throw new Error(`${cmd.argv.join(' ')} exited ${run.status ?? run.signal}\n${run.stderr}`);
+        cmd.check?.(run.stdout, run.stderr);
+        kb[side].push(Number(readFileSync(file, 'utf8')) / 1024);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { runs, subject: median(kb.subject), baseline: median(kb.baseline), samples: kb };
+}
+
+/** The figure of an `allocations` result: informational (no goal), the subject's extra KB and the ratio. */
+export function allocFigure(name, result) {
+  return {
+    figure: name,
+    subject_kb: Math.round(result.subject),
+    baseline_kb: Math.round(result.baseline),
+    extra_kb: Math.round(result.subject - result.baseline),
+    ratio: round(result.subject / result.baseline, 3),
+    goal: null,
+    met: true,
+    runs: result.runs,
+  };
+}
