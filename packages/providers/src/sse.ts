@@ -70,20 +70,24 @@ export function sseFrames(provider = 'provider', maxFrameBytes: number = MAX_FRA
   });
   const text = new Utf8Reads();
   let open = 0;
+  // Whether the last read ended inside a line (the parser holds that partial line).
+  let partial = false;
   return {
     feed(chunk, into) {
       out = into;
       progressed = false;
       const read = text.text(chunk);
       // A read that ends inside a line leaves the parser holding that partial line, which it joins with the whole of
-      // the next read before it splits lines: a copy of every read (50 KB each on a fast stream). Fed up to its first
-      // line break on its own, the next read only finishes that line, and the rest is parsed where it lies.
-      const lf = read.indexOf('\n');
+      // the next read before it splits lines: a copy of every read (50 KB each on a fast stream). Then the next read is
+      // fed up to its first line break on its own, which only finishes that line, and the rest where it lies. A read
+      // after one that ended on a line break (a paced stream's, one frame each) is fed whole, in one step.
+      const lf = partial ? read.indexOf('\n') : -1;
       if (lf === -1 || lf === read.length - 1) parser.feed(read);
       else {
         parser.feed(read.slice(0, lf + 1));
         parser.feed(read.slice(lf + 1));
       }
+      if (read !== '') partial = read.charCodeAt(read.length - 1) !== 0x0a;
       open = progressed ? 0 : open + chunk.length;
       if (open > maxFrameBytes) throw frameTooLarge(provider, maxFrameBytes);
     },
