@@ -989,26 +989,30 @@ export class TerminalApp {
     );
   }
 
+  /**
+   * The spinner's step, a one-shot timer set again by every frame: every frame draws the spinner
+   * and its time from the clock, so while frames come (a streaming reply paints one per read,
+   * every 33-34 ms) the spinner rides along and its timer never fires; when they stop (a long
+   * tool call, a stall, the wait for the first token) it paints each step, as an interval did.
+   * An interval woke the process ten times a second in the middle of a stream to find the step
+   * already painted (issue 22: every wake-up is a trip through the event loop and the timer
+   * lists). Cleared and set, not `refresh()`ed: a refreshed Node timer still wakes the loop at its
+   * old due time, while a cleared one leaves the timer queue.
+   */
   private updateTicker(): void {
     if (this.needsTicker()) {
-      this.ticker ??= setInterval(() => this.tick(), SPINNER_MS);
+      if (this.ticker) clearTimeout(this.ticker);
+      this.ticker = setTimeout(this.tick, SPINNER_MS);
     } else this.stopTicker();
   }
 
-  /**
-   * The spinner's step. Every frame draws the spinner and its time from the clock: while a reply
-   * streams, its frames (one per read, every 33-34 ms) carry the spinner along, and a frame of the
-   * ticker's own would only pull the frames off the reads' beat (a frame timer's wake-up 20 ms
-   * after each read instead of a paint right after it; issue 22). So a tick paints only when no
-   * frame came in the last half step; with nothing else painting, each tick paints, as before.
-   */
-  private tick(): void {
-    if (this.now() - this.lastFrameAt < SPINNER_MS / 2) return;
+  private readonly tick = (): void => {
+    this.ticker = undefined;
     this.requestFrame();
-  }
+  };
 
   private stopTicker(): void {
-    if (this.ticker) clearInterval(this.ticker);
+    if (this.ticker) clearTimeout(this.ticker);
     this.ticker = undefined;
   }
 

@@ -250,7 +250,7 @@ describe('TerminalApp keys', () => {
 });
 
 describe('frames while a reply streams (issue 22)', () => {
-  it('TUI-4 text read every 34 ms is painted at once, one frame per read: the spinner adds no frame and no frame waits on a timer', async () => {
+  it('TUI-4 text read every 34 ms is painted at once, one frame per read: the spinner adds no frame, no wake-up of its own, and no frame waits on a timer', async () => {
     // The Markdown lexer loads (and re-lays out the transcript) before the clock is faked, so its
     // frame cannot land inside the counted second.
     const t = started({ now: () => Date.now() });
@@ -263,6 +263,16 @@ describe('frames while a reply streams (issue 22)', () => {
       t.app.transcript.push(live);
       t.app.requestFrame();
       vi.advanceTimersByTime(200);
+      // The spinner's timer callbacks, counted (each one a wake-up of the process).
+      const app = t.app as unknown as { tick: () => void };
+      const step = app.tick;
+      let ticks = 0;
+      app.tick = () => {
+        ticks++;
+        step.call(t.app);
+      };
+      vi.advanceTimersByTime(200);
+      const ticksBefore = ticks;
       const before = t.app.frames;
       // One second of a paced reply as the transport hands it on: a read every 34 ms (the 33 ms
       // read window and the read itself), each a few tokens.
@@ -273,11 +283,13 @@ describe('frames while a reply streams (issue 22)', () => {
         expect(t.app.frames - before).toBe(read);
         vi.advanceTimersByTime(34);
       }
-      // The spinner ticked ten times meanwhile; every step of it was already on screen.
+      // A second of spinner steps went by, each already on screen with the text: its timer never fired.
       expect(t.app.frames - before).toBe(30);
+      expect(ticks - ticksBefore).toBe(0);
       // The text stops (a long tool call streaming, a stall): the spinner paints its own steps again.
       vi.advanceTimersByTime(500);
       expect(t.app.frames - before).toBeGreaterThanOrEqual(34);
+      expect(ticks - ticksBefore).toBeGreaterThanOrEqual(4);
       expect(t.frame().join('\n')).toContain('Writing');
     } finally {
       vi.useRealTimers();
