@@ -11,8 +11,12 @@
  * - the engine floor: `crystal run` streaming the same way without a terminal UI, so the TUI's
  *   own share of the CPU figure is visible; and the machine's floor: a bare `node:http` client
  *   reading the same stream and JSON-parsing each event, no Crystal code at all, the median of
- *   three runs (the CPU figures carry their ratio to both, measured in the same run; issue 22's
- *   goal, the terminal at most 1.1x the node:http floor, is a figure of its own with `met`);
+ *   three runs (the CPU figures carry their ratio to both, measured in the same run);
+ * - issue 22's goal, the terminal at most 1.1x the node:http floor, as a figure of its own: each
+ *   terminal stream has that client reading a stream of its own beside it, at the same time and
+ *   pace, and the figure is the ratio of the two medians with a paired bootstrap interval
+ *   (`ratio_ci95`, `met_ci95`), since this VM's cost of the same work drifts by a third within
+ *   minutes;
  * - in-process, the CPU of one frame while text streams at 10 vs 5,000 transcript items (the
  *   renderer's own figure, the one an Ink spike would have been compared on): process CPU
  *   time, not wall time (on a shared machine wall time measures the neighbours), five trials
@@ -32,7 +36,7 @@ import pty from 'node-pty';
 import { serialiseSession } from '../packages/engine/dist/index.js';
 import { FakeProvider, fakeConfig, tempDir, tempHome } from '../packages/testkit/dist/index.js';
 import { AssistantEntry, TerminalApp, UserEntry, loadMarkdown } from '../packages/tui/dist/index.js';
-import { printFigure, runCount } from './lib/harness.mjs';
+import { printFigure, ratioInterval, runCount } from './lib/harness.mjs';
 
 const crystal = fileURLToPath(new URL('../packages/cli/bin/crystal.js', import.meta.url));
 const COLS = 120;
@@ -234,6 +238,14 @@ function writeSession(home, workspace, items) {
   return id;
 }
 
+/**
+ * One terminal stream, and beside it, at the same time, the node:http floor reading a stream of
+ * its own from the same fake provider at the same pace (`pairedFloor`): CPU per 1,000 tokens of
+ * each. The two run together, not one after the other, because this VM's cost of the same work
+ * moves by a third within a minute (the floor read 51 and 73 ms per 1,000 tokens in streams a
+ * minute apart); side by side, each pair meets the same machine. Together they use about a
+ * sixth of one of the two cores.
+ */
 async function streamUnder(items, fake, home, view) {
   const workspace = tempDir('crystal-bench-ws-');
   const id = writeSession(home, workspace, items);
@@ -245,12 +257,13 @@ async function streamUnder(items, fake, home, view) {
   while (fake.requests.length === before) await sleep(1);
   const cpu0 = cpuMs(run.proc.pid);
   const t0 = performance.now();
+  const floor = pairedFloor(fake, TOKENS);
   const t1 = await until(run, (o) => o.includes('OUT 20k'), 120_000, 'stream end');
   const cpu1 = cpuMs(run.proc.pid);
   const rss = rssMb(run.proc.pid);
   await stop(run);
   const seconds = (t1 - t0) / 1000;
-  return { cpuPer1000: (cpu1 - cpu0) / (TOKENS / 1000), tokensPerSecond: TOKENS / seconds, seconds, rss };
+  return { cpuPer1000: (cpu1 - cpu0) / (TOKENS / 1000), tokensPerSecond: TOKENS / seconds, seconds, rss, floor: await floor };
 }
 
 // ---- idle ------------------------------------------------------------------------------------
@@ -318,10 +331,8 @@ async function runFloor(fake, home) {
   return (long - fixed) / 4.99;
 }
 
-/** The machine's floor: CPU of a bare node:http client reading the stream, per 1,000 tokens. */
-async function nodeFloor(fake) {
-  const { spawn } = await import('node:child_process');
-  const client = `
+/** A bare node:http client: reads the stream, JSON-parses each event, keeps the text, prints its length at the end. */
+const FLOOR_CLIENT = `
 const http = require('node:http');
 const req = http.request(process.argv[1] + 'chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer k' } }, (res) => {
   let buf = ''; let text = '';
@@ -338,10 +349,14 @@ const req = http.request(process.argv[1] + 'chat/completions', { method: 'POST',
 });
 req.end(JSON.stringify({ model: 'fake-model', stream: true, messages: [{ role: 'user', content: 'go' }] }));
 `;
+
+/** The machine's floor: CPU of a bare node:http client reading the stream, per 1,000 tokens. */
+async function nodeFloor(fake) {
+  const { spawn } = await import('node:child_process');
   const once = async (tokens) => {
     fake.enqueue({ textTokens: tokens, delayMs: 2, usage: { input: 10, output: tokens } });
     const before = fake.requests.length;
-    const child = spawn(process.execPath, ['-e', client, fake.baseUri], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-e', FLOOR_CLIENT, fake.baseUri], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const closed = new Promise((r) => child.on('close', r));
@@ -366,6 +381,28 @@ req.end(JSON.stringify({ model: 'fake-model', stream: true, messages: [{ role: '
     pairs.push((long - fixed) / 4.99);
   }
   return pairs.sort((a, b) => a - b)[1];
+}
+
+/**
+ * The node:http floor beside a terminal stream (issue 22): the same client reading a reply of
+ * `tokens` tokens at the same pace, its CPU from its request to the end of its stream (it prints
+ * when the stream ends, before it exits), per 1,000 tokens. The terminal's figure is taken the
+ * same way (from the request to the last token painted): neither side carries start-up or exit.
+ */
+async function pairedFloor(fake, tokens) {
+  const { spawn } = await import('node:child_process');
+  fake.enqueue({ textTokens: tokens, delayMs: 2, usage: { input: 10, output: tokens } });
+  const before = fake.requests.length;
+  const child = spawn(process.execPath, ['-e', FLOOR_CLIENT, fake.baseUri], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const closed = new Promise((r) => child.on('close', r));
+  while (fake.requests.length === before) await sleep(1);
+  const cpu0 = cpuMs(child.pid);
+  const { out, cpu1 } = await new Promise((resolve) =>
+    child.stdout.once('data', (d) => resolve({ out: String(d), cpu1: cpuMs(child.pid) })),
+  );
+  await closed;
+  if (out !== String(tokens * 4)) throw new Error(`node floor: read ${out} characters, expected ${tokens * 4}`);
+  return (cpu1 - cpu0) / (tokens / 1000);
 }
 
 // ---- in-process frame cost -------------------------------------------------------------------
@@ -444,7 +481,8 @@ try {
     for (const view of VIEWS) {
       for (const items of [10, 5000]) {
         const key = `${view} ${items}`;
-        samples.set(key, [...(samples.get(key) ?? []), await streamUnder(items, fake, home.path, view)]);
+        const run = await streamUnder(items, fake, home.path, view);
+        samples.set(key, [...(samples.get(key) ?? []), run]);
       }
     }
   }
@@ -457,6 +495,8 @@ try {
       seconds: pick((r) => r.seconds),
       rss: pick((r) => r.rss),
       all: runs.map((r) => round(r.cpuPer1000)),
+      floors: runs.map((r) => r.floor),
+      runs: runs.map((r) => r.cpuPer1000),
     };
   };
   for (const view of VIEWS) {
@@ -482,14 +522,24 @@ try {
         rss_mb_after: round(r.rss),
         runs_cpu_ms_per_1000_tokens: r.all,
       });
-      // Issue 22's goal, a figure of its own: streaming CPU in the terminal at most 1.1x the node:http floor.
+      // Issue 22's goal, a figure of its own: streaming CPU in the terminal at most 1.1x the node:http
+      // floor, each terminal stream paired with the floor streaming beside it (the floor measured
+      // once, apart, read 62 and 106 ms per 1,000 tokens in runs an hour apart on this VM, and so
+      // judged the terminal by the hour it ran in). The ratio of the medians, with a paired
+      // bootstrap interval over the runs (three: a wide interval).
+      const floorMedian = median(r.floors);
+      const paired = r.cpuPer1000 / floorMedian;
+      const [low, high] = ratioInterval(r.runs, r.floors);
       printFigure({
         figure: `tui (${view}): CPU per 1,000 streamed tokens vs the node:http floor, ${label} transcript`,
         subject_cpu_ms: round(r.cpuPer1000),
-        baseline_cpu_ms: round(machine),
-        ratio: round(toFloor, 2),
+        baseline_cpu_ms: round(floorMedian),
+        ratio: round(paired, 2),
+        ratio_ci95: [round(low, 2), round(high, 2)],
         goal: 1.1,
-        met: toFloor <= 1.1,
+        met: paired <= 1.1,
+        met_ci95: high <= 1.1,
+        runs_floor_cpu_ms_per_1000_tokens: r.floors.map((f) => round(f)),
       });
     }
     const ratio = large.cpuPer1000 / small.cpuPer1000;
