@@ -397,9 +397,11 @@ async function pairedFloor(fake, tokens) {
   const closed = new Promise((r) => child.on('close', r));
   while (fake.requests.length === before) await sleep(1);
   const cpu0 = cpuMs(child.pid);
-  const { out, cpu1 } = await new Promise((resolve) =>
-    child.stdout.once('data', (d) => resolve({ out: String(d), cpu1: cpuMs(child.pid) })),
-  );
+  // Read at its one write (the length, at the stream's end); a client that dies first reads as ''.
+  const { out, cpu1 } = await Promise.race([
+    new Promise((resolve) => child.stdout.once('data', (d) => resolve({ out: String(d), cpu1: cpuMs(child.pid) }))),
+    closed.then(() => ({ out: '', cpu1: 0 })),
+  ]);
   await closed;
   if (out !== String(tokens * 4)) throw new Error(`node floor: read ${out} characters, expected ${tokens * 4}`);
   return (cpu1 - cpu0) / (tokens / 1000);
