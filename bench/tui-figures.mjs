@@ -258,6 +258,8 @@ async function streamUnder(items, fake, home, view) {
   const cpu0 = cpuMs(run.proc.pid);
   const t0 = performance.now();
   const floor = pairedFloor(fake, TOKENS);
+  // Its failure is read at the `await` below; a terminal stream that fails first reports its own error.
+  floor.catch(() => undefined);
   const t1 = await until(run, (o) => o.includes('OUT 20k'), 120_000, 'stream end');
   const cpu1 = cpuMs(run.proc.pid);
   const rss = rssMb(run.proc.pid);
